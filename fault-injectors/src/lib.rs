@@ -1,0 +1,1 @@
+//! Fault-injecting fake upstreams for mcp-chaos (filled by the fault-injection work).

@@ -1,0 +1,1 @@
+//! Schema-driven generation of tool arguments (valid and invalid) as proptest strategies.

@@ -1,0 +1,1 @@
+//! Fixture MCP servers and end-to-end test helpers for mcp-chaos.
