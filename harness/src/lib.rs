@@ -1,7 +1,31 @@
 //! mcp-chaos: a property-based fuzz and chaos test harness for MCP (Model Context Protocol)
 //! servers.
 //!
+//! It drives a server (a child process over stdio) with valid and invalid requests, checks
+//! invariants on every exchange, and reports each place where the server fails badly: protocol
+//! errors with the wrong code, replies to notifications, noise on stdout, crashes, hangs.
+//!
 //! The crate is layered; each layer imports only the ones above it in this list:
-//! - [`wire`]: JSON-RPC 2.0 frames, a total parser that never panics and keeps the raw value.
+//! - [`wire`]: JSON-RPC 2.0 frames; a total parser that never panics and keeps the raw value.
+//! - [`transport`]: bytes in, frames out; process trees; deadlines. Knows nothing of MCP rules.
+//! - [`protocol`]: MCP protocol versions and the per-version rule table.
+//! - [`session`]: the MCP lifecycle, request ids, fences, answers to server-to-client requests;
+//!   every send becomes an [`session::Exchange`].
+//! - [`generate`]: schema-driven arguments for tool calls.
+//! - [`finding`] and [`oracle`]: the invariant catalog, and pure functions from exchanges to
+//!   findings.
+//! - [`run`]: the campaign loop, emitting typed events.
+//! - [`report`] and [`cli`]: consumers of events and the command line.
+//! - [`fixture`]: the bundled fixture server, correct by default, with plantable flaws.
 
+pub mod cli;
+pub mod finding;
+pub mod fixture;
 pub mod generate;
+pub mod oracle;
+pub mod protocol;
+pub mod report;
+pub mod run;
+pub mod session;
+pub mod transport;
+pub mod wire;

@@ -1,5 +1,5 @@
-//! The `mcp-chaos` command-line tool.
+//! The `mcp-chaos` command-line tool; see `mcp-chaos --help`.
 
 fn main() {
-    println!("mcp-chaos: under construction");
+    std::process::exit(mcp_chaos::cli::main());
 }

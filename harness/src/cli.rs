@@ -1,0 +1,394 @@
+//! The `mcp-chaos` command line.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::finding;
+use crate::fixture::{self, Flaw};
+use crate::protocol::ProtocolVersion;
+use crate::report;
+use crate::run::{self, RunConfig, ServerSpec};
+use crate::transport::{DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMEOUT_MS, StdioConfig};
+
+/// Process exit codes: a stable contract for CI.
+pub mod exit {
+    /// The run completed and found no violations (warnings may have been reported).
+    pub const SUCCESS: i32 = 0;
+    /// The run completed and found at least one violation.
+    pub const VIOLATIONS: i32 = 1;
+    /// The server could not be started or did not complete initialization.
+    pub const SERVER_START: i32 = 2;
+    /// The command line was invalid.
+    pub const USAGE: i32 = 3;
+    /// mcp-chaos itself failed (for example, the report could not be written).
+    pub const INTERNAL: i32 = 4;
+    /// The run was interrupted (Ctrl-C or SIGTERM); the server's process tree was killed.
+    pub const INTERRUPTED: i32 = 130;
+}
+
+const AFTER_HELP: &str = "\
+Exit codes:
+  0    no violations (warnings may have been reported)
+  1    violations found
+  2    the server could not be started or initialized
+  3    usage error
+  4    mcp-chaos itself failed (e.g. the report could not be written)
+  130  interrupted (the server's process tree is killed)
+
+Examples:
+  mcp-chaos demo
+  mcp-chaos run --stdio \"node ./build/index.js\" --report-json report.json
+  mcp-chaos run --stdio \"./venv/bin/mcp-server-time\" --protocol-version 2025-06-18
+  mcp-chaos explain MC102";
+
+/// Property-based fuzz and chaos testing for MCP servers: drives a server with valid and
+/// invalid requests and reports every place it fails badly.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-chaos", version, after_help = AFTER_HELP, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a campaign against a server and report the findings.
+    #[command(after_help = AFTER_HELP)]
+    Run(RunArgs),
+    /// Run a campaign against the bundled fixture server with a few flaws planted.
+    Demo(DemoArgs),
+    /// Explain an invariant (by code or name), or list them all.
+    Explain {
+        /// An invariant code (MC102) or name (wrong-error-code); omit to list every invariant.
+        code: Option<String>,
+    },
+    /// Serve the bundled fixture MCP server on stdio (used by the demo and the tests).
+    #[command(hide = true)]
+    Fixture {
+        /// A flaw to plant (repeatable); see `mcp-chaos fixture --list-flaws`.
+        #[arg(long = "flaw", value_name = "NAME")]
+        flaws: Vec<Flaw>,
+        /// List the flaws and exit.
+        #[arg(long)]
+        list_flaws: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The server's command line, run as a child process speaking MCP over stdio, e.g.
+    /// "node build/index.js" (split like a shell would, without running one). Install the
+    /// server first: launchers that download at start (`npx -y`) are slow and, with
+    /// --no-egress, cut off.
+    #[arg(long, value_name = "COMMAND")]
+    stdio: String,
+
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct DemoArgs {
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+struct OutputArgs {
+    /// Write the report as JSON to this file.
+    #[arg(long, value_name = "PATH")]
+    report_json: Option<PathBuf>,
+    /// Print only the final summary (no progress).
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
+struct CommonArgs {
+    /// An environment variable for the server (repeatable), e.g. --env API_KEY=test.
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+
+    /// The server's working directory.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+
+    /// The protocol version to request: 2024-11-05, 2025-03-26, 2025-06-18 or 2025-11-25.
+    /// Findings are judged by the version the server answers.
+    #[arg(long, value_name = "VERSION", default_value = "2025-11-25")]
+    protocol_version: ProtocolVersion,
+
+    /// Deadline for each request, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
+    timeout_ms: u64,
+
+    /// Largest frame accepted from the server, in bytes; a larger one is a finding.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES)]
+    max_frame_bytes: usize,
+
+    /// Cut the server off from the network: point HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at a
+    /// closed loopback port (NO_PROXY keeps loopback reachable).
+    #[arg(long)]
+    no_egress: bool,
+
+    /// Skip the protocol probes (malformed frames, unknown method, notifications, batches).
+    #[arg(long)]
+    skip_probes: bool,
+
+    /// Skip calling the server's tools.
+    #[arg(long)]
+    skip_tool_calls: bool,
+
+    /// Skip the version-negotiation probe (which starts the server once more).
+    #[arg(long)]
+    skip_version_probe: bool,
+
+    /// How many times a server that died is restarted before the run stops.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    max_restarts: u32,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("expected KEY=VALUE, got {s:?}")),
+    }
+}
+
+/// The proxy variables `--no-egress` sets: every proxy points at the closed discard port on
+/// loopback; `NO_PROXY` lets loopback through.
+pub fn no_egress_env() -> Vec<(String, String)> {
+    let closed = "http://127.0.0.1:9".to_owned();
+    let mut env = Vec::new();
+    for key in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
+        env.push((key.to_owned(), closed.clone()));
+        env.push((key.to_ascii_lowercase(), closed.clone()));
+    }
+    let loopback = "localhost,127.0.0.1,::1".to_owned();
+    env.push(("NO_PROXY".into(), loopback.clone()));
+    env.push(("no_proxy".into(), loopback));
+    env
+}
+
+/// Parses the command line and runs; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayVersion
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    exit::SUCCESS
+                }
+                _ => exit::USAGE,
+            };
+        }
+    };
+    match cli.command {
+        Command::Fixture { flaws, list_flaws } => {
+            if list_flaws {
+                for f in Flaw::ALL {
+                    println!("{:<24} {:<34} {}", f.name(), f.invariant(), f.description());
+                }
+                return exit::SUCCESS;
+            }
+            fixture::serve_stdio(&flaws)
+        }
+        Command::Explain { code } => explain(code.as_deref()),
+        Command::Run(args) => {
+            let server = match StdioConfig::from_command_line(&args.stdio) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("mcp-chaos: {e}");
+                    return exit::USAGE;
+                }
+            };
+            let output = &args.common.output;
+            let config = run_config(server, &args.common);
+            block_on_run(&config, output.report_json.as_deref(), output.quiet)
+        }
+        Command::Demo(args) => {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(e) => {
+                    eprintln!("mcp-chaos: cannot locate the mcp-chaos binary for the demo: {e}");
+                    return exit::INTERNAL;
+                }
+            };
+            let mut words = vec!["fixture".to_owned()];
+            for flaw in DEMO_FLAWS {
+                words.push("--flaw".into());
+                words.push(flaw.name().into());
+            }
+            let server = StdioConfig::new(exe.to_string_lossy(), words);
+            if !args.output.quiet {
+                eprintln!(
+                    "mcp-chaos demo: running the bundled fixture server with the flaws {}",
+                    DEMO_FLAWS
+                        .iter()
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            let mut config = RunConfig::new(
+                ServerSpec::Stdio(server),
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
+            );
+            config.timeout = Duration::from_millis(5_000);
+            block_on_run(&config, args.output.report_json.as_deref(), args.output.quiet)
+        }
+    }
+}
+
+/// The flaws `mcp-chaos demo` plants.
+pub const DEMO_FLAWS: &[Flaw] = &[
+    Flaw::StdoutNoise,
+    Flaw::WrongErrorCodes,
+    Flaw::UnknownToolResult,
+    Flaw::ReplyToNotification,
+    Flaw::CrashOnMalformed,
+];
+
+fn run_config(mut server: StdioConfig, args: &CommonArgs) -> RunConfig {
+    if args.no_egress {
+        server.env.extend(no_egress_env());
+    }
+    server.env.extend(args.env.iter().cloned());
+    server.cwd.clone_from(&args.cwd);
+    server.max_frame_bytes = args.max_frame_bytes;
+    let mut config = RunConfig::new(ServerSpec::Stdio(server), args.protocol_version);
+    config.timeout = Duration::from_millis(args.timeout_ms.max(1));
+    config.protocol_probes = !args.skip_probes;
+    config.tool_calls = !args.skip_tool_calls;
+    config.version_probe = !args.skip_version_probe;
+    config.max_restarts = args.max_restarts;
+    config
+}
+
+fn block_on_run(config: &RunConfig, report_json: Option<&std::path::Path>, quiet: bool) -> i32 {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
+            return exit::INTERNAL;
+        }
+    };
+    runtime.block_on(async {
+        let mut progress = report::terminal::Progress::new(quiet);
+        let interrupted = interrupt_signal();
+        let mut on_event = |e: &run::Event<'_>| progress.event(e);
+        let outcome = tokio::select! {
+            outcome = run::run(config, &mut on_event) => Some(outcome),
+            () = interrupted => None,
+        };
+        progress.finish();
+        match outcome {
+            None => {
+                eprintln!("mcp-chaos: interrupted; the server's process tree was killed");
+                exit::INTERRUPTED
+            }
+            Some(Err(e)) => {
+                eprintln!("mcp-chaos: {e}");
+                exit::SERVER_START
+            }
+            Some(Ok(report)) => {
+                print!(
+                    "{}",
+                    report::terminal::render(&report, std::io::stdout().is_terminal())
+                );
+                if let Some(path) = report_json {
+                    if let Err(e) = report::json::write(&report, path) {
+                        eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
+                        return exit::INTERNAL;
+                    }
+                    if !quiet {
+                        eprintln!("mcp-chaos: report written to {}", path.display());
+                    }
+                }
+                if report.has_violations() {
+                    exit::VIOLATIONS
+                } else {
+                    exit::SUCCESS
+                }
+            }
+        }
+    })
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn interrupt_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}
+
+fn explain(code: Option<&str>) -> i32 {
+    match code {
+        None => {
+            for inv in finding::CATALOG {
+                println!("{}  {:<34} {}", inv.code, inv.name, inv.summary);
+            }
+            println!("\nRun `mcp-chaos explain CODE` for details.");
+            exit::SUCCESS
+        }
+        Some(code) => match finding::lookup(code) {
+            Some(inv) => {
+                println!("{} {}\n", inv.code, inv.name);
+                println!("{}\n", inv.summary);
+                println!("{}\n", textwrap(inv.explain, 90));
+                let spec = if inv.spec_page.starts_with("http") {
+                    inv.spec_page.to_owned()
+                } else {
+                    ProtocolVersion::LATEST_WITH_INITIALIZE.spec(inv.spec_page)
+                };
+                println!("Spec: {spec}");
+                exit::SUCCESS
+            }
+            None => {
+                eprintln!(
+                    "mcp-chaos: no invariant {code:?}; run `mcp-chaos explain` to list them"
+                );
+                exit::USAGE
+            }
+        },
+    }
+}
+
+fn textwrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split_whitespace() {
+        if line > 0 && line + 1 + word.len() > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += word.len();
+    }
+    out
+}

@@ -1,0 +1,237 @@
+//! Findings and the invariant catalog: the stable, machine-readable surface of mcp-chaos.
+//!
+//! Every invariant has a stable code (`MC` + three digits), a kebab-case name, a one-line
+//! summary and an explanation (what it means, why it matters to the model on the other side,
+//! how to fix it). Codes and names change only on purpose; reports, baselines and SARIF rule
+//! ids are keyed by them.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// A deviation from a SHOULD, from descriptive spec text, or from robustness expectations.
+    /// Reported; does not fail the run.
+    Warning,
+    /// A breach of a MUST (or of what JSON-RPC 2.0 requires), or a server that crashed or hung.
+    /// Fails the run (exit code 1).
+    Violation,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Violation => "violation",
+        })
+    }
+}
+
+/// One entry of the invariant catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Invariant {
+    /// Stable code, e.g. `MC101`.
+    pub code: &'static str,
+    /// Stable kebab-case name, e.g. `unknown-tool-not-protocol-error`.
+    pub name: &'static str,
+    /// One line: what must hold.
+    pub summary: &'static str,
+    /// Why it matters and how to fix it (several sentences; shown by `mcp-chaos explain`).
+    pub explain: &'static str,
+    /// The spec page the rule comes from, relative to the version's specification root
+    /// (e.g. `server/tools#error-handling`), or an absolute URL.
+    pub spec_page: &'static str,
+}
+
+macro_rules! catalog {
+    ($($ident:ident = $code:literal, $name:literal, $page:literal, $summary:literal, $explain:literal;)*) => {
+        $(
+            #[doc = concat!("`", $code, "` `", $name, "`: ", $summary)]
+            pub const $ident: Invariant = Invariant {
+                code: $code,
+                name: $name,
+                summary: $summary,
+                explain: $explain,
+                spec_page: $page,
+            };
+        )*
+        /// Every invariant mcp-chaos checks, in code order.
+        pub const CATALOG: &[Invariant] = &[$($ident),*];
+    };
+}
+
+catalog! {
+    UNKNOWN_TOOL_NOT_PROTOCOL_ERROR = "MC101", "unknown-tool-not-protocol-error", "server/tools#error-handling",
+        "tools/call of an unknown tool is a JSON-RPC error (-32602), not a CallToolResult.",
+        "The spec lists unknown tools among protocol errors, and its example answers with -32602. \
+         A server that answers with a CallToolResult tells the client the tool ran; answered with \
+         isError:false it even reports an empty success. Fix: look the tool up before dispatching \
+         and answer {\"code\":-32602,\"message\":\"Unknown tool: NAME\"}. Severity: a warning when \
+         the result has isError:true (the spec text is descriptive), a violation when the call \
+         claims success.";
+    WRONG_ERROR_CODE = "MC102", "wrong-error-code", "basic/index#messages",
+        "Protocol errors use the code JSON-RPC 2.0 assigns: -32700, -32600, -32601, -32602.",
+        "Every MCP message must follow JSON-RPC 2.0, which assigns -32700 to a frame that is not \
+         JSON, -32600 to JSON that is not a valid request, -32601 to an unknown method and -32602 to \
+         invalid params. Clients branch on these codes: a -32603 for an unknown method reads as a \
+         server crash, and a normal result for an invalid request hides a client bug. Fix: validate \
+         the envelope before dispatch and map each failure to its code, echoing the request id when \
+         it can be read (null otherwise).";
+    NO_RESPONSE = "MC103", "no-response", "basic/index#responses",
+        "Every request gets exactly one response before its deadline.",
+        "A request without a response leaves the client waiting until its own timeout; the model \
+         stalls. For requests with a readable id this is a violation. For frames the server could \
+         not read (malformed JSON, invalid requests) JSON-RPC 2.0 still asks for an error response \
+         with id null; silently dropping them is reported as a warning. Fix: answer every request, \
+         on every path, including exceptions.";
+    RESPONSE_ID_MISMATCH = "MC104", "response-id-mismatch", "basic/index#responses",
+        "A response carries the id of the request it answers, with the same type.",
+        "Clients match responses to requests by id. The integer 5 and the string \"5\" are different \
+         ids; an answer with a wrong or null id (when the id was readable) is an answer to nothing, \
+         and the real request times out. Fix: copy the id from the request unchanged.";
+    MALFORMED_RESPONSE = "MC105", "malformed-response", "basic/index#responses",
+        "Responses are valid JSON-RPC 2.0 and their results have the shape the schema requires.",
+        "A response must carry jsonrpc:\"2.0\", exactly one of result and error, an integer error \
+         code and a string message; a CallToolResult must have a content array whose blocks are \
+         typed, and isError, if present, must be a boolean. Clients built on a strict SDK reject \
+         anything else and the model sees a transport failure. Fix: build responses from the SDK's \
+         types, or validate them against the protocol version's schema.json in your tests.";
+    REPLY_TO_NOTIFICATION = "MC106", "reply-to-notification", "basic/index#notifications",
+        "Notifications, known or unknown, get no reply.",
+        "A notification has no id and the receiver MUST NOT reply. A reply to one is a response \
+         to no request: clients log it as a protocol error or crash on it. Fix: dispatch messages \
+         without an id to notification handlers and drop unknown ones silently.";
+    STDOUT_NOT_PROTOCOL = "MC107", "stdout-not-protocol", "basic/transports#stdio",
+        "A stdio server writes nothing but MCP messages to stdout.",
+        "On stdio, stdout is the protocol channel: the server MUST NOT write anything to it that \
+         is not a valid MCP message. A banner, a debug print or a progress bar on stdout corrupts \
+         the stream; clients drop the line or the whole connection. Fix: log to stderr (any \
+         logging, from 2025-11-25 on) and keep print statements away from stdout.";
+    SERVER_DIED = "MC108", "server-died", "basic/lifecycle#shutdown",
+        "The server survives every probe.",
+        "A server process that exits on a malformed frame, an odd argument or a failing upstream \
+         takes every session with it; the model sees every later tool fail. The finding names the \
+         probe that killed it; mcp-chaos restarts the server and carries on. Fix: catch errors per \
+         request and answer them; never let one request end the process.";
+    NOT_ALIVE = "MC109", "not-alive", "basic/utilities/ping",
+        "After every probe the server still answers ping within the deadline.",
+        "The receiver of a ping MUST respond promptly. A server that is still running but no \
+         longer answers is worse than a crash: nothing restarts it. The finding names the probe \
+         after which it stopped answering. Fix: never block the message loop; time out upstream \
+         calls; run tool work off the loop that reads stdin.";
+    INITIALIZE_VERSION = "MC110", "initialize-version", "basic/lifecycle#version-negotiation",
+        "initialize answers with a version the server speaks, echoing the client's when supported.",
+        "If the server supports the requested protocol version it MUST answer with the same \
+         version; otherwise it MUST answer with another version it supports (a result, not an \
+         error). Echoing a version it cannot speak (for example an unknown date string) makes the \
+         client believe in a protocol the server does not implement. Fix: keep a list of \
+         supported versions and answer with the requested one or your latest.";
+    OVERSIZE_FRAME = "MC111", "oversize-frame", "basic/transports#stdio",
+        "No single frame exceeds the size limit (default 16 MiB).",
+        "A frame larger than any client will buffer is dropped or kills the client with an \
+         out-of-memory error; the model never sees the result. Fix: page or truncate large \
+         results (resource links, pagination) instead of sending them inline.";
+}
+
+/// Looks an invariant up by code (`MC101`) or name (`wrong-error-code`), case-insensitively.
+pub fn lookup(code_or_name: &str) -> Option<&'static Invariant> {
+    CATALOG.iter().find(|i| {
+        i.code.eq_ignore_ascii_case(code_or_name) || i.name.eq_ignore_ascii_case(code_or_name)
+    })
+}
+
+/// One finding: an invariant that did not hold on one exchange. This is the JSON shape of a
+/// finding in `--report-json` (field names and meanings are stable).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// The invariant's code, e.g. `MC102`.
+    pub code: String,
+    /// The invariant's name, e.g. `wrong-error-code`.
+    pub invariant: String,
+    /// `violation` or `warning`.
+    pub severity: Severity,
+    /// The protocol version the exchange was judged under.
+    pub protocol_version: String,
+    /// The tool concerned, if any.
+    pub tool: Option<String>,
+    /// What went wrong, in one or two sentences.
+    pub message: String,
+    /// A link to the spec section the rule comes from.
+    pub spec: String,
+    /// The frame sent (excerpt), if the finding concerns one.
+    pub request: Option<String>,
+    /// The frame received (excerpt), if any.
+    pub response: Option<String>,
+    /// The fault injected upstream during the exchange, if any.
+    pub fault: Option<Value>,
+    /// The probe that produced the exchange, e.g. `malformed JSON`.
+    pub probe: String,
+}
+
+impl Finding {
+    /// A finding of `invariant` at `severity` under `version`, with `message`; the spec link
+    /// is built from the invariant's page.
+    pub fn new(
+        invariant: &Invariant,
+        severity: Severity,
+        version: crate::protocol::ProtocolVersion,
+        message: impl Into<String>,
+    ) -> Finding {
+        let spec = if invariant.spec_page.starts_with("http") {
+            invariant.spec_page.to_owned()
+        } else {
+            version.spec(invariant.spec_page)
+        };
+        Finding {
+            code: invariant.code.to_owned(),
+            invariant: invariant.name.to_owned(),
+            severity,
+            protocol_version: version.as_str().to_owned(),
+            tool: None,
+            message: message.into(),
+            spec,
+            request: None,
+            response: None,
+            fault: None,
+            probe: String::new(),
+        }
+    }
+
+    /// Sets the spec link to a specific page of the version's specification.
+    pub fn with_spec_page(mut self, page: &str) -> Finding {
+        if let Ok(v) = self.protocol_version.parse::<crate::protocol::ProtocolVersion>() {
+            self.spec = v.spec(page);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_names_are_unique_and_well_formed() {
+        let mut codes = std::collections::HashSet::new();
+        let mut names = std::collections::HashSet::new();
+        for i in CATALOG {
+            assert!(codes.insert(i.code), "duplicate code {}", i.code);
+            assert!(names.insert(i.name), "duplicate name {}", i.name);
+            assert!(i.code.len() == 5 && i.code.starts_with("MC"), "{}", i.code);
+            assert!(
+                i.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{}",
+                i.name
+            );
+            assert!(!i.explain.is_empty() && !i.summary.is_empty());
+        }
+        assert_eq!(lookup("mc102").map(|i| i.name), Some("wrong-error-code"));
+        assert_eq!(lookup("no-response").map(|i| i.code), Some("MC103"));
+    }
+}

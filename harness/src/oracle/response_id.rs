@@ -1,0 +1,70 @@
+//! `response-id-mismatch` (MC104): a response carries the id of the request it answers,
+//! unchanged (JSON-RPC 2.0 §5; MCP `basic/index` §Responses: "MUST include the same ID").
+//! `null` is right only when the request's id could not be read (§5: parse error or invalid
+//! request); from 2025-11-25 the member may then be omitted, earlier JSON-RPC 2.0 requires it.
+
+use super::{Context, finding};
+use crate::finding::{Finding, RESPONSE_ID_MISMATCH, Severity};
+use crate::session::{Exchange, Expect, Outcome};
+use crate::wire::{Message, RequestId, ResponseId};
+
+/// Judges the responses of an exchange that awaited a response by id.
+pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if let Expect::Response { id, or_null, .. } = &ex.expect
+        && !matches!(ex.outcome, Outcome::Answered { .. })
+    {
+        for (frame, rid) in ex.other_responses() {
+            let message = match rid {
+                ResponseId::Id(other) if same_value_other_type(id, other) => format!(
+                    "request id {id} was answered with id {other}: the same value with another \
+                     JSON type is a different id"
+                ),
+                ResponseId::Id(other) => {
+                    format!("request id {id} was answered with id {other}, which matches no request")
+                }
+                ResponseId::Null | ResponseId::Absent if !or_null => format!(
+                    "request id {id} was answered with id {rid}, although the id was readable; \
+                     null is only for requests whose id cannot be read"
+                ),
+                _ => continue,
+            };
+            let mut f = finding(&RESPONSE_ID_MISMATCH, Severity::Violation, ctx, ex, message);
+            f.response = Some(frame.excerpt(super::EXCERPT_BYTES));
+            findings.push(f);
+            break;
+        }
+    }
+    if !ctx.version.rules().error_id_may_be_absent
+        && let Some((frame, _)) = ex
+            .frames()
+            .filter_map(|(_, f)| match &f.message {
+                Ok(Message::Response(r)) if r.id() == &ResponseId::Absent => Some((f, r)),
+                _ => None,
+            })
+            .next()
+    {
+        let mut f = finding(
+            &RESPONSE_ID_MISMATCH,
+            Severity::Warning,
+            ctx,
+            ex,
+            format!(
+                "an error response has no id member; JSON-RPC 2.0 requires it (null when the \
+                 request id cannot be read), and {} does not allow omitting it",
+                ctx.version
+            ),
+        );
+        f.response = Some(frame.excerpt(super::EXCERPT_BYTES));
+        findings.push(f);
+    }
+    findings
+}
+
+fn same_value_other_type(a: &RequestId, b: &RequestId) -> bool {
+    match (a, b) {
+        (RequestId::Number(_), RequestId::String(s)) => s == &a.to_string(),
+        (RequestId::String(s), RequestId::Number(_)) => s == &b.to_string(),
+        _ => false,
+    }
+}

@@ -1,0 +1,84 @@
+//! `stdout-not-protocol` (MC107) and `oversize-frame` (MC111): a stdio server writes nothing
+//! but MCP messages to stdout (`basic/transports` §stdio: the server MUST NOT write anything
+//! that is not a valid MCP message), and no frame exceeds the size limit.
+
+use serde_json::Value;
+
+use super::{Context, finding};
+use crate::finding::{Finding, OVERSIZE_FRAME, STDOUT_NOT_PROTOCOL, Severity};
+use crate::session::{Exchange, ReceivedItem};
+use crate::transport::Frame;
+use crate::wire::{self, WireError};
+
+/// The JSON-RPC members; an object with none of them is not an attempt at a message.
+const ENVELOPE_MEMBERS: [&str; 5] = ["jsonrpc", "id", "method", "result", "error"];
+
+/// Whether a frame that failed the wire layer is noise on the protocol channel (not JSON, a
+/// JSON scalar, or an object with no JSON-RPC member, such as a JSON log record) rather than a
+/// malformed attempt at a message (judged by `malformed-response`).
+pub fn is_noise(frame: &Frame, error: &WireError) -> bool {
+    match error {
+        WireError::Empty
+        | WireError::NotUtf8 { .. }
+        | WireError::NotJson { .. }
+        | WireError::NotAnObject { .. } => true,
+        _ => match serde_json::from_slice::<Value>(&frame.raw) {
+            Ok(Value::Object(map)) => !ENVELOPE_MEMBERS.iter().any(|m| map.contains_key(*m)),
+            _ => false,
+        },
+    }
+}
+
+/// Judges every frame of `ex`, including leftovers that arrived before the send.
+pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let noise: Vec<(&Frame, &WireError)> = ex
+        .invalid_frames()
+        .filter(|(f, e)| is_noise(f, e))
+        .collect();
+    let blank = noise
+        .iter()
+        .filter(|(_, e)| matches!(e, WireError::Empty))
+        .count();
+    if let Some((first, error)) = noise.iter().find(|(_, e)| !matches!(e, WireError::Empty)) {
+        let count = noise.len() - blank;
+        let mut f = finding(
+            &STDOUT_NOT_PROTOCOL,
+            Severity::Violation,
+            ctx,
+            ex,
+            format!(
+                "{count} line(s) on stdout are not MCP messages; the first is {} ({error})",
+                quote(first)
+            ),
+        );
+        f.response = Some(first.excerpt(super::EXCERPT_BYTES));
+        findings.push(f);
+    } else if blank > 0 {
+        findings.push(finding(
+            &STDOUT_NOT_PROTOCOL,
+            Severity::Warning,
+            ctx,
+            ex,
+            format!("{blank} blank line(s) on stdout, which are not MCP messages"),
+        ));
+    }
+    for item in &ex.received {
+        if let ReceivedItem::Oversize { len, head } = &item.item {
+            let mut f = finding(
+                &OVERSIZE_FRAME,
+                Severity::Violation,
+                ctx,
+                ex,
+                format!("a frame of {len} bytes exceeded the frame size limit and was discarded"),
+            );
+            f.response = Some(wire::excerpt(head, 200));
+            findings.push(f);
+        }
+    }
+    findings
+}
+
+fn quote(frame: &Frame) -> String {
+    format!("{:?}", frame.excerpt(80))
+}

@@ -1,0 +1,48 @@
+//! `unknown-tool-not-protocol-error` (MC101): `tools/call` of a tool the server does not have
+//! is a protocol error (`server/tools` §Error Handling lists "Unknown tools" among protocol
+//! errors; its example uses -32602), not a `CallToolResult`.
+//!
+//! Severity: the spec's categorisation carries no RFC 2119 keyword, so a `CallToolResult` with
+//! `isError: true` is a warning; a result that does not set `isError` reports an unknown tool
+//! as a successful call, which is a violation.
+
+use serde_json::Value;
+
+use super::{Context, finding};
+use crate::finding::{Finding, Severity, UNKNOWN_TOOL_NOT_PROTOCOL_ERROR};
+use crate::session::{Exchange, Probe};
+
+/// Judges the unknown-tool probe.
+pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+    let Probe::UnknownTool { name } = &ex.probe else {
+        return Vec::new();
+    };
+    let Some(result) = ex.response().and_then(|r| r.result()) else {
+        return Vec::new();
+    };
+    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    let (severity, message) = if is_error {
+        (
+            Severity::Warning,
+            format!(
+                "tools/call of the unknown tool {name:?} was answered with a CallToolResult \
+                 (isError: true) instead of a JSON-RPC error (-32602)"
+            ),
+        )
+    } else {
+        (
+            Severity::Violation,
+            format!(
+                "tools/call of the unknown tool {name:?} was answered as a successful call \
+                 (isError is not true); it must be a JSON-RPC error (-32602)"
+            ),
+        )
+    };
+    vec![finding(
+        &UNKNOWN_TOOL_NOT_PROTOCOL_ERROR,
+        severity,
+        ctx,
+        ex,
+        message,
+    )]
+}

@@ -1,0 +1,9 @@
+//! Reporters: consumers of the run's [`Event`](crate::run::Event)s and of its final
+//! [`Report`](crate::run::Report).
+//!
+//! - [`terminal`]: live progress on a TTY and a summary a person reads in 20 seconds, grouped
+//!   by invariant.
+//! - [`json`]: the `--report-json` file.
+
+pub mod json;
+pub mod terminal;

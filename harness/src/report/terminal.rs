@@ -1,0 +1,203 @@
+//! The terminal reporter: a progress bar on stderr while the run goes (only on a TTY), then a
+//! summary on stdout grouped by invariant, violations first, each finding with its request,
+//! response excerpt and spec link.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+
+use console::style;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::finding::{self, Finding, Severity};
+use crate::run::{Event, Report};
+
+/// Live progress for a run.
+#[derive(Debug)]
+pub struct Progress {
+    bar: ProgressBar,
+    quiet: bool,
+}
+
+impl Progress {
+    /// A progress display: a bar when stderr is a terminal and `quiet` is false, otherwise
+    /// one line per notable event (start, restart) unless `quiet`.
+    pub fn new(quiet: bool) -> Progress {
+        let bar = if !quiet && std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        } else {
+            ProgressBar::hidden()
+        };
+        Progress { bar, quiet }
+    }
+
+    /// Consumes one event.
+    pub fn event(&mut self, event: &Event<'_>) {
+        match event {
+            Event::Starting { server } => self.line(&format!("starting {server}")),
+            Event::Initialized { negotiated } => self.line(&format!(
+                "initialized {} (protocol {})",
+                negotiated
+                    .server_info
+                    .get("name")
+                    .and_then(|n| n.as_str())
+                    .unwrap_or("server"),
+                negotiated.answered
+            )),
+            Event::Planned { tools, steps } => {
+                self.bar.set_length(*steps as u64);
+                self.line(&format!("{tools} tools; {steps} probes planned"));
+            }
+            Event::Step { label } => {
+                self.bar.inc(1);
+                self.bar.set_message(label.to_string());
+            }
+            Event::Restarted { reason } => self.line(&format!("restarting the server: {reason}")),
+            Event::Exchange { .. } | Event::Finding { .. } => {}
+        }
+    }
+
+    fn line(&self, text: &str) {
+        if self.quiet {
+            return;
+        }
+        if self.bar.is_hidden() {
+            eprintln!("mcp-chaos: {text}");
+        } else {
+            self.bar.println(text);
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// The summary of a report, as text (styled when `color`).
+pub fn render(report: &Report, color: bool) -> String {
+    let s = |text: String, f: fn(console::StyledObject<String>) -> console::StyledObject<String>| {
+        if color {
+            f(style(text)).to_string()
+        } else {
+            text
+        }
+    };
+    let mut out = String::new();
+    let info = &report.server.server_info;
+    let name = info.get("name").and_then(|v| v.as_str()).unwrap_or("server");
+    let version = info.get("version").and_then(|v| v.as_str()).unwrap_or("");
+    let _ = writeln!(
+        out,
+        "{} {name} {version} (protocol {})",
+        s(format!("mcp-chaos {}:", report.mcp_chaos_version), |x| x.bold()),
+        if report.server.protocol_version.is_empty() {
+            "?"
+        } else {
+            &report.server.protocol_version
+        }
+    );
+    if let Some(cmd) = report.server.command.as_ref().or(report.server.url.as_ref()) {
+        let _ = writeln!(out, "  server: {cmd}");
+    }
+    let sum = &report.summary;
+    let _ = writeln!(
+        out,
+        "  {} exchanges, {} tool calls, {:.1} s, {} restart(s)",
+        sum.exchanges,
+        sum.tool_calls,
+        sum.duration_ms as f64 / 1000.0,
+        sum.restarts
+    );
+    for severity in [Severity::Violation, Severity::Warning] {
+        let of: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let title = match severity {
+            Severity::Violation => s(format!("\nVIOLATIONS ({})", of.len()), |x| x.red().bold()),
+            Severity::Warning => s(format!("\nWARNINGS ({})", of.len()), |x| x.yellow().bold()),
+        };
+        let _ = writeln!(out, "{title}");
+        for inv in finding::CATALOG {
+            let group: Vec<&&Finding> = of.iter().filter(|f| f.code == inv.code).collect();
+            if group.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "\n  {} {} ({})",
+                s(inv.code.to_owned(), |x| x.bold()),
+                s(inv.name.to_owned(), |x| x.bold()),
+                group.len()
+            );
+            let _ = writeln!(out, "    {}", inv.summary);
+            for f in group.iter().take(5) {
+                let tool = f.tool.as_deref().map(|t| format!("[{t}] ")).unwrap_or_default();
+                let _ = writeln!(out, "    - {tool}{}", f.message);
+                if let Some(req) = &f.request {
+                    let _ = writeln!(out, "        sent:     {}", one_line(req, 160));
+                }
+                if let Some(resp) = &f.response {
+                    let _ = writeln!(out, "        received: {}", one_line(resp, 160));
+                }
+                if let Some(fault) = &f.fault {
+                    let _ = writeln!(out, "        fault:    {}", one_line(&fault.to_string(), 160));
+                }
+            }
+            if group.len() > 5 {
+                let _ = writeln!(out, "    … and {} more (see --report-json)", group.len() - 5);
+            }
+            if let Some(first) = group.first() {
+                let _ = writeln!(out, "    spec: {}", first.spec);
+            }
+        }
+    }
+    let verdict = if sum.violations > 0 {
+        s(
+            format!(
+                "\nFAIL: {} violation(s), {} warning(s)",
+                sum.violations, sum.warnings
+            ),
+            |x| x.red().bold(),
+        )
+    } else if sum.warnings > 0 {
+        s(
+            format!("\nPASS with {} warning(s)", sum.warnings),
+            |x| x.yellow().bold(),
+        )
+    } else {
+        s("\nPASS: no findings".to_owned(), |x| x.green().bold())
+    };
+    let _ = writeln!(out, "{verdict}");
+    if !report.findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "Run `mcp-chaos explain CODE` for what an invariant means and how to fix it."
+        );
+    }
+    out
+}
+
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}

@@ -1,0 +1,686 @@
+//! The campaign loop: start the server, initialize, list tools, run the protocol probes and the
+//! tool calls, check liveness after every probe (restarting a server that died), and emit a
+//! typed [`Event`] for everything that happens. Reporters consume the events; [`run`] returns
+//! the final [`Report`].
+
+pub mod args;
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::finding::{Finding, Severity};
+use crate::oracle::{self, Context};
+use crate::protocol::ProtocolVersion;
+use crate::session::{ClientConfig, Exchange, Expect, InitError, Negotiated, Probe, Session};
+use crate::transport::{StartError, StdioConfig, StdioTransport, Transport};
+use crate::wire::{self, RequestId};
+
+/// The version string used to probe version negotiation; no MCP release has it.
+pub const BOGUS_VERSION: &str = "1999-01-01";
+/// The tool name used for the unknown-tool probe.
+pub const UNKNOWN_TOOL: &str = "mcp_chaos_no_such_tool";
+/// The method used for the unknown-method probe.
+pub const UNKNOWN_METHOD: &str = "mcp-chaos/no-such-method";
+
+/// How to reach the server under test.
+#[derive(Debug, Clone)]
+pub enum ServerSpec {
+    /// A child process over stdio.
+    Stdio(StdioConfig),
+}
+
+impl ServerSpec {
+    /// The command line (or URL), for reports.
+    pub fn describe(&self) -> String {
+        match self {
+            ServerSpec::Stdio(c) => c.display(),
+        }
+    }
+
+    /// Starts a fresh server process and returns its transport.
+    pub fn start(&self) -> Result<Transport, StartError> {
+        match self {
+            ServerSpec::Stdio(c) => Ok(Transport::Stdio(StdioTransport::spawn(c.clone())?)),
+        }
+    }
+}
+
+/// What a run does.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The server.
+    pub server: ServerSpec,
+    /// The protocol version requested.
+    pub version: ProtocolVersion,
+    /// Deadline per request.
+    pub timeout: Duration,
+    /// Run the protocol probes (malformed frames, unknown method, notifications, ...).
+    pub protocol_probes: bool,
+    /// Call every listed tool.
+    pub tool_calls: bool,
+    /// Probe version negotiation with a bogus version (needs one extra server start).
+    pub version_probe: bool,
+    /// How many times a server that died is restarted before the run gives up.
+    pub max_restarts: u32,
+    /// The URL given to URL-typed tool arguments.
+    pub url: String,
+}
+
+impl RunConfig {
+    /// A config with every probe on, for `server` under `version`, with a 10 s timeout.
+    pub fn new(server: ServerSpec, version: ProtocolVersion) -> RunConfig {
+        RunConfig {
+            server,
+            version,
+            timeout: Duration::from_millis(crate::transport::DEFAULT_TIMEOUT_MS),
+            protocol_probes: true,
+            tool_calls: true,
+            version_probe: true,
+            max_restarts: 10,
+            url: args::CLOSED_LOOPBACK_URL.to_owned(),
+        }
+    }
+}
+
+/// Something that happened during a run, in order.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A server process is being started.
+    Starting {
+        /// Its command line or URL.
+        server: &'a str,
+    },
+    /// The handshake succeeded.
+    Initialized {
+        /// What it settled.
+        negotiated: &'a Negotiated,
+    },
+    /// The tools were listed; `steps` more probes are planned.
+    Planned {
+        /// Number of tools.
+        tools: usize,
+        /// Number of probes planned.
+        steps: usize,
+    },
+    /// A probe starts.
+    Step {
+        /// Its label.
+        label: &'a str,
+    },
+    /// An exchange finished.
+    Exchange {
+        /// It.
+        exchange: &'a Exchange,
+    },
+    /// A finding (each distinct one once).
+    Finding {
+        /// It.
+        finding: &'a Finding,
+    },
+    /// The server was restarted after dying or hanging.
+    Restarted {
+        /// Why.
+        reason: &'a str,
+    },
+}
+
+/// Why a run could not be carried out (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The server could not be started.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The server did not complete the handshake.
+    #[error("{0}")]
+    Init(#[from] InitError),
+}
+
+/// The server as the report describes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerReport {
+    /// The command line (stdio servers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// The URL (HTTP servers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The server's `serverInfo`.
+    pub server_info: Value,
+    /// The protocol version the server answered.
+    pub protocol_version: String,
+}
+
+/// Run totals.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    /// Exchanges made (every frame sent and its wait, liveness pings included).
+    pub exchanges: u64,
+    /// `tools/call` requests made.
+    pub tool_calls: u64,
+    /// Distinct violations found.
+    pub violations: u64,
+    /// Distinct warnings found.
+    pub warnings: u64,
+    /// Wall time of the run, in ms.
+    pub duration_ms: u64,
+    /// Times the server was restarted.
+    pub restarts: u32,
+}
+
+/// The result of a run: the shape of `--report-json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The mcp-chaos version.
+    pub mcp_chaos_version: String,
+    /// The server.
+    pub server: ServerReport,
+    /// Totals.
+    pub summary: Summary,
+    /// Distinct findings, in the order found.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Whether any finding is a violation (exit code 1).
+    pub fn has_violations(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.severity == Severity::Violation)
+    }
+}
+
+/// One probe of the campaign.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// `ping`, judged for its result shape.
+    Ping,
+    /// A request for a method that does not exist.
+    UnknownMethod,
+    /// A frame that is not JSON.
+    ParseError,
+    /// JSON that is not a valid request.
+    InvalidRequest(InvalidRequest),
+    /// A notification.
+    Notification {
+        /// Its method.
+        method: &'static str,
+        /// Whether MCP defines it.
+        known: bool,
+    },
+    /// `tools/call` of an unknown tool.
+    UnknownTool,
+    /// `tools/call` with params that fail the `CallToolRequest` schema.
+    InvalidCallParams(InvalidCallParams),
+    /// A batch of two pings.
+    Batch,
+    /// `tools/call` of a listed tool.
+    CallTool {
+        /// The tool.
+        tool: String,
+        /// The arguments.
+        arguments: Value,
+    },
+}
+
+impl Step {
+    /// A short human label, e.g. `unknown method`, `tools/call echo`.
+    pub fn label(&self) -> String {
+        match self {
+            Step::Ping => "ping".into(),
+            Step::UnknownMethod => "unknown method".into(),
+            Step::ParseError => "malformed JSON".into(),
+            Step::InvalidRequest(kind) => format!("invalid request ({})", kind.describe()),
+            Step::Notification { method, .. } => format!("notification {method}"),
+            Step::UnknownTool => "unknown tool".into(),
+            Step::InvalidCallParams(kind) => format!("tools/call ({})", kind.describe()),
+            Step::Batch => "batch".into(),
+            Step::CallTool { tool, .. } => format!("tools/call {tool}"),
+        }
+    }
+}
+
+/// Ways to make a request invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvalidRequest {
+    /// No `jsonrpc` member.
+    NoJsonrpc,
+    /// `jsonrpc: "1.0"`.
+    WrongJsonrpc,
+    /// `id: null`.
+    NullId,
+    /// No `method` member.
+    NoMethod,
+    /// `method` is a number.
+    MethodNotString,
+    /// A JSON number instead of an object.
+    NotAnObject,
+}
+
+impl InvalidRequest {
+    /// Every kind.
+    pub const ALL: [InvalidRequest; 6] = [
+        InvalidRequest::NoJsonrpc,
+        InvalidRequest::WrongJsonrpc,
+        InvalidRequest::NullId,
+        InvalidRequest::NoMethod,
+        InvalidRequest::MethodNotString,
+        InvalidRequest::NotAnObject,
+    ];
+
+    fn describe(self) -> &'static str {
+        match self {
+            InvalidRequest::NoJsonrpc => "no jsonrpc member",
+            InvalidRequest::WrongJsonrpc => "jsonrpc is \"1.0\"",
+            InvalidRequest::NullId => "id is null",
+            InvalidRequest::NoMethod => "no method member",
+            InvalidRequest::MethodNotString => "method is a number",
+            InvalidRequest::NotAnObject => "a JSON number, not an object",
+        }
+    }
+
+    /// The frame, and the id it carries if one can be read.
+    fn frame(self, id: RequestId) -> (Value, Option<RequestId>) {
+        let idv = id.to_value();
+        match self {
+            InvalidRequest::NoJsonrpc => (json!({"id": idv, "method": "ping"}), Some(id)),
+            InvalidRequest::WrongJsonrpc => {
+                (json!({"jsonrpc": "1.0", "id": idv, "method": "ping"}), Some(id))
+            }
+            InvalidRequest::NullId => (json!({"jsonrpc": "2.0", "id": null, "method": "ping"}), None),
+            InvalidRequest::NoMethod => (json!({"jsonrpc": "2.0", "id": idv}), Some(id)),
+            InvalidRequest::MethodNotString => {
+                (json!({"jsonrpc": "2.0", "id": idv, "method": 42}), Some(id))
+            }
+            InvalidRequest::NotAnObject => (json!(42), None),
+        }
+    }
+}
+
+/// Ways to make `tools/call` params fail the `CallToolRequest` schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvalidCallParams {
+    /// `arguments` is a string.
+    ArgumentsString,
+    /// `arguments` is an array.
+    ArgumentsArray,
+    /// No `name`.
+    NoName,
+    /// No `params` at all.
+    NoParams,
+}
+
+impl InvalidCallParams {
+    /// Every kind.
+    pub const ALL: [InvalidCallParams; 4] = [
+        InvalidCallParams::ArgumentsString,
+        InvalidCallParams::ArgumentsArray,
+        InvalidCallParams::NoName,
+        InvalidCallParams::NoParams,
+    ];
+
+    fn describe(self) -> &'static str {
+        match self {
+            InvalidCallParams::ArgumentsString => "arguments is a string",
+            InvalidCallParams::ArgumentsArray => "arguments is an array",
+            InvalidCallParams::NoName => "no name",
+            InvalidCallParams::NoParams => "no params",
+        }
+    }
+
+    fn params(self, tool: &str) -> Option<Value> {
+        match self {
+            InvalidCallParams::ArgumentsString => {
+                Some(json!({"name": tool, "arguments": "not an object"}))
+            }
+            InvalidCallParams::ArgumentsArray => Some(json!({"name": tool, "arguments": [1, 2]})),
+            InvalidCallParams::NoName => Some(json!({"arguments": {}})),
+            InvalidCallParams::NoParams => None,
+        }
+    }
+}
+
+/// The protocol probes, in the order they run, for the negotiated `version`.
+pub fn protocol_steps() -> Vec<Step> {
+    let mut steps = vec![Step::Ping, Step::UnknownMethod, Step::ParseError];
+    steps.extend(InvalidRequest::ALL.into_iter().map(Step::InvalidRequest));
+    steps.push(Step::Notification {
+        method: "notifications/mcp-chaos-unknown",
+        known: false,
+    });
+    steps.push(Step::Notification {
+        method: "notifications/cancelled",
+        known: true,
+    });
+    steps.push(Step::UnknownTool);
+    steps.extend(InvalidCallParams::ALL.into_iter().map(Step::InvalidCallParams));
+    steps.push(Step::Batch);
+    steps
+}
+
+/// Executes one step on `session` and returns its exchange.
+pub async fn execute(session: &mut Session, step: &Step, first_tool: Option<&str>) -> Exchange {
+    match step {
+        Step::Ping => session.request(Probe::Liveness, "ping", None).await,
+        Step::UnknownMethod => {
+            session
+                .request(
+                    Probe::UnknownMethod {
+                        method: UNKNOWN_METHOD.into(),
+                    },
+                    UNKNOWN_METHOD,
+                    None,
+                )
+                .await
+        }
+        Step::ParseError => {
+            let id = session.next_id();
+            let frame = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\n");
+            session
+                .send(Probe::ParseError, frame.into_bytes(), Expect::Fenced)
+                .await
+        }
+        Step::InvalidRequest(kind) => {
+            let id = session.next_id();
+            let (frame, readable) = kind.frame(id);
+            let expect = match &readable {
+                Some(id) => Expect::Response {
+                    id: id.clone(),
+                    or_null: true,
+                    fence: true,
+                },
+                None => Expect::Fenced,
+            };
+            let probe = Probe::InvalidRequest {
+                what: kind.describe(),
+                id: readable,
+            };
+            session.send(probe, wire::to_line(&frame), expect).await
+        }
+        Step::Notification { method, known } => {
+            let params = (*method == "notifications/cancelled")
+                .then(|| json!({"requestId": "mcp-chaos-never-sent", "reason": "mcp-chaos probe"}));
+            let probe = Probe::Notification {
+                method: (*method).to_owned(),
+                known: *known,
+            };
+            session.notify(probe, method, params).await
+        }
+        Step::UnknownTool => {
+            let probe = Probe::UnknownTool {
+                name: UNKNOWN_TOOL.into(),
+            };
+            session.call_tool(probe, UNKNOWN_TOOL, &json!({})).await
+        }
+        Step::InvalidCallParams(kind) => {
+            let probe = Probe::InvalidCallParams {
+                what: kind.describe(),
+            };
+            let tool = first_tool.unwrap_or(UNKNOWN_TOOL);
+            session.request(probe, "tools/call", kind.params(tool)).await
+        }
+        Step::Batch => {
+            let (a, b) = (session.next_id(), session.next_id());
+            let frame = json!([wire::request(&a, "ping", None), wire::request(&b, "ping", None)]);
+            let defined = session.version().rules().batches;
+            let probe = Probe::Batch {
+                ids: vec![a, b],
+                defined,
+            };
+            session.send(probe, wire::to_line(&frame), Expect::Fenced).await
+        }
+        Step::CallTool { tool, arguments } => {
+            let probe = Probe::ToolCall {
+                tool: tool.clone(),
+                arguments: arguments.clone(),
+            };
+            session.call_tool(probe, tool, arguments).await
+        }
+    }
+}
+
+/// Runs a campaign against the server in `config`, reporting events to `on_event`.
+///
+/// Errors (exit code 2) only when the server cannot be started or initialized at the start;
+/// a server that dies later is a finding, and is restarted up to `max_restarts` times.
+pub async fn run(config: &RunConfig, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
+    let mut campaign = Campaign {
+        config,
+        on_event,
+        session: None,
+        negotiated: None,
+        findings: Vec::new(),
+        seen: std::collections::HashSet::new(),
+        summary: Summary::default(),
+        started: Instant::now(),
+        gave_up: false,
+    };
+    campaign.start_session().await?;
+    let (pages, tools) = match campaign.session.as_mut() {
+        Some(session) => session.list_tools().await,
+        None => (Vec::new(), Vec::new()),
+    };
+    for page in &pages {
+        campaign.record(page);
+    }
+    let names: Vec<String> = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    let mut steps = Vec::new();
+    if config.protocol_probes {
+        steps.extend(protocol_steps());
+    }
+    if config.tool_calls {
+        for tool in &tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
+            steps.push(Step::CallTool {
+                tool: name.to_owned(),
+                arguments: args::simple_arguments(&schema, &config.url),
+            });
+        }
+    }
+    (campaign.on_event)(&Event::Planned {
+        tools: tools.len(),
+        steps: steps.len() + usize::from(config.version_probe),
+    });
+    let first_tool = names.first().map(String::as_str);
+    for step in &steps {
+        if campaign.gave_up {
+            break;
+        }
+        campaign.step(step, first_tool).await;
+    }
+    if config.version_probe && !campaign.gave_up {
+        campaign.version_probe().await;
+    }
+    if let Some(session) = campaign.session.take() {
+        session.shutdown().await;
+    }
+    Ok(campaign.finish())
+}
+
+struct Campaign<'a> {
+    config: &'a RunConfig,
+    on_event: &'a mut dyn FnMut(&Event<'_>),
+    session: Option<Session>,
+    negotiated: Option<Negotiated>,
+    findings: Vec<Finding>,
+    seen: std::collections::HashSet<(String, Severity, Option<String>, String, String)>,
+    summary: Summary,
+    started: Instant,
+    gave_up: bool,
+}
+
+impl Campaign<'_> {
+    fn context(&self) -> Context {
+        Context {
+            version: self
+                .session
+                .as_ref()
+                .map_or(self.config.version, Session::version),
+        }
+    }
+
+    /// Starts a server process and performs the handshake; records its exchanges.
+    async fn start_session(&mut self) -> Result<(), RunError> {
+        let describe = self.config.server.describe();
+        (self.on_event)(&Event::Starting { server: &describe });
+        let transport = self.config.server.start()?;
+        let mut session = Session::new(
+            transport,
+            ClientConfig::new(self.config.version, self.config.timeout),
+        );
+        let result = session.initialize().await;
+        match result {
+            Ok((init, initialized, negotiated)) => {
+                self.session = Some(session);
+                self.record(&init);
+                self.record(&initialized);
+                (self.on_event)(&Event::Initialized {
+                    negotiated: &negotiated,
+                });
+                self.negotiated = Some(negotiated);
+                Ok(())
+            }
+            Err(e) => {
+                session.shutdown().await;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Judges an exchange and records its findings.
+    fn record(&mut self, ex: &Exchange) {
+        self.summary.exchanges += 1;
+        if matches!(ex.probe, Probe::ToolCall { .. } | Probe::UnknownTool { .. }) {
+            self.summary.tool_calls += 1;
+        }
+        (self.on_event)(&Event::Exchange { exchange: ex });
+        let findings = oracle::judge(&self.context(), ex);
+        self.add(findings);
+    }
+
+    fn add(&mut self, findings: Vec<Finding>) {
+        for f in findings {
+            let key = (
+                f.code.clone(),
+                f.severity,
+                f.tool.clone(),
+                f.probe.clone(),
+                f.message.clone(),
+            );
+            if self.seen.insert(key) {
+                (self.on_event)(&Event::Finding { finding: &f });
+                self.findings.push(f);
+            }
+        }
+    }
+
+    async fn step(&mut self, step: &Step, first_tool: Option<&str>) {
+        let label = step.label();
+        (self.on_event)(&Event::Step { label: &label });
+        if self.session.is_none() && !self.restart("no server running").await {
+            return;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let ex = execute(session, step, first_tool).await;
+        self.record(&ex);
+        self.check_liveness(&ex).await;
+    }
+
+    /// Pings after `previous`; on failure, records the finding and restarts the server.
+    async fn check_liveness(&mut self, previous: &Exchange) {
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let ping = session.liveness().await;
+        let stderr = session.stderr_tail();
+        self.record(&ping);
+        let findings = oracle::liveness::check(&self.context(), previous, &ping, &stderr);
+        if findings.is_empty() {
+            return;
+        }
+        self.add(findings);
+        let reason = format!("server failed after {}", previous.probe.label());
+        self.restart(&reason).await;
+    }
+
+    async fn restart(&mut self, reason: &str) -> bool {
+        if let Some(old) = self.session.take() {
+            old.shutdown().await;
+        }
+        if self.summary.restarts >= self.config.max_restarts {
+            self.gave_up = true;
+            return false;
+        }
+        self.summary.restarts += 1;
+        (self.on_event)(&Event::Restarted { reason });
+        match self.start_session().await {
+            Ok(()) => true,
+            Err(_) => {
+                self.gave_up = true;
+                false
+            }
+        }
+    }
+
+    /// Starts a fresh process and sends `initialize` with a bogus version.
+    async fn version_probe(&mut self) {
+        (self.on_event)(&Event::Step {
+            label: "version negotiation",
+        });
+        if let Some(old) = self.session.take() {
+            old.shutdown().await;
+        }
+        let Ok(transport) = self.config.server.start() else {
+            return;
+        };
+        let mut session = Session::new(
+            transport,
+            ClientConfig::new(self.config.version, self.config.timeout),
+        );
+        let ex = session.initialize_with(BOGUS_VERSION).await;
+        self.session = Some(session);
+        self.record(&ex);
+        if let Some(session) = self.session.take() {
+            session.shutdown().await;
+        }
+    }
+
+    fn finish(mut self) -> Report {
+        self.summary.duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(0);
+        self.summary.violations = self
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Violation)
+            .count() as u64;
+        self.summary.warnings = self.findings.len() as u64 - self.summary.violations;
+        let (command, url) = match &self.config.server {
+            ServerSpec::Stdio(c) => (Some(c.display()), None),
+        };
+        Report {
+            mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),
+            server: ServerReport {
+                command,
+                url,
+                server_info: self
+                    .negotiated
+                    .as_ref()
+                    .map_or(Value::Null, |n| n.server_info.clone()),
+                protocol_version: self
+                    .negotiated
+                    .as_ref()
+                    .map_or_else(String::new, |n| n.answered.clone()),
+            },
+            summary: self.summary,
+            findings: self.findings,
+        }
+    }
+}

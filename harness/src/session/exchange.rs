@@ -1,0 +1,285 @@
+//! The record of one exchange with the server: what was sent, everything that came back while
+//! waiting, and how the wait ended. The oracle judges exchanges; it never re-sends or re-parses.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::transport::{ExitKind, Frame};
+use crate::wire::{self, Message, RequestId, Response, ResponseId, WireError};
+
+/// Why a frame was sent: the probe's intent, which tells the oracle what the server owes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Probe {
+    /// `initialize` (handshake versions).
+    Initialize {
+        /// The version string requested.
+        requested: String,
+    },
+    /// `initialize` with a version string no release has, to see how the server negotiates.
+    VersionNegotiation {
+        /// The bogus version string requested.
+        requested: String,
+    },
+    /// `notifications/initialized`.
+    Initialized,
+    /// A `tools/list` page.
+    ToolsList,
+    /// `ping` (or `server/discover` in 2026-07-28), sent to check that the server is alive.
+    Liveness,
+    /// `tools/call` of a listed tool with arguments built from its `inputSchema`.
+    ToolCall {
+        /// The tool.
+        tool: String,
+        /// The arguments sent.
+        arguments: Value,
+    },
+    /// `tools/call` of a tool name the server did not list.
+    UnknownTool {
+        /// The name used.
+        name: String,
+    },
+    /// A request for a method no MCP version defines.
+    UnknownMethod {
+        /// The method used.
+        method: String,
+    },
+    /// A frame that is not JSON.
+    ParseError,
+    /// JSON that is not a valid JSON-RPC request.
+    InvalidRequest {
+        /// What is wrong with it, e.g. "no jsonrpc member".
+        what: &'static str,
+        /// The id the frame carries, if one can be read from it.
+        id: Option<RequestId>,
+    },
+    /// A `tools/call` whose params fail the `CallToolRequest` schema.
+    InvalidCallParams {
+        /// What is wrong with it, e.g. "arguments is a string".
+        what: &'static str,
+    },
+    /// A notification, which must get no reply.
+    Notification {
+        /// Its method.
+        method: String,
+        /// Whether the method is defined by MCP.
+        known: bool,
+    },
+    /// A JSON-RPC batch of requests.
+    Batch {
+        /// The ids of the requests in the batch.
+        ids: Vec<RequestId>,
+        /// Whether the negotiated version defines batches (2025-03-26).
+        defined: bool,
+    },
+}
+
+impl Probe {
+    /// A short human label, e.g. `tools/call weather`, `malformed JSON`.
+    pub fn label(&self) -> String {
+        match self {
+            Probe::Initialize { requested } => format!("initialize {requested}"),
+            Probe::VersionNegotiation { requested } => {
+                format!("initialize with unsupported version {requested:?}")
+            }
+            Probe::Initialized => "notifications/initialized".into(),
+            Probe::ToolsList => "tools/list".into(),
+            Probe::Liveness => "liveness ping".into(),
+            Probe::ToolCall { tool, .. } => format!("tools/call {tool}"),
+            Probe::UnknownTool { name } => format!("tools/call of unknown tool {name:?}"),
+            Probe::UnknownMethod { method } => format!("unknown method {method:?}"),
+            Probe::ParseError => "malformed JSON".into(),
+            Probe::InvalidRequest { what, .. } => format!("invalid request ({what})"),
+            Probe::InvalidCallParams { what } => format!("tools/call with invalid params ({what})"),
+            Probe::Notification { method, .. } => format!("notification {method}"),
+            Probe::Batch { defined: true, .. } => "batch of requests".into(),
+            Probe::Batch { defined: false, .. } => "batch of requests (robustness)".into(),
+        }
+    }
+
+    /// The tool the probe concerns, if any.
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Probe::ToolCall { tool, .. } => Some(tool),
+            Probe::UnknownTool { name } => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// What the session waited for after sending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// A response with this id. `or_null`: an error response with a null or absent id also
+    /// counts (the request was invalid, so its id may not have been readable).
+    Response {
+        /// The id.
+        id: RequestId,
+        /// Whether a null/absent-id error response also answers it.
+        or_null: bool,
+        /// Whether a fence `ping` follows the frame, so that the wait ends a grace period after
+        /// the fence is answered instead of at the deadline (for frames a server answers at
+        /// once or not at all, such as invalid requests).
+        fence: bool,
+    },
+    /// Nothing in particular: a fence `ping` was sent after the frame and the window closed a
+    /// grace period after the fence was answered. Anything received before is attributed to
+    /// the frame.
+    Fenced,
+}
+
+/// One thing received while an exchange was open.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// Milliseconds since the exchange started.
+    pub at_ms: u64,
+    /// What arrived.
+    pub item: ReceivedItem,
+}
+
+/// What arrived.
+#[derive(Debug, Clone)]
+pub enum ReceivedItem {
+    /// A frame, whatever it is (response, notification, server request, batch, or garbage).
+    Frame(Frame),
+    /// A frame over the size limit, discarded.
+    Oversize {
+        /// Its size in bytes.
+        len: usize,
+        /// Its first bytes.
+        head: Vec<u8>,
+    },
+    /// The server closed its output.
+    Closed,
+    /// The server process exited.
+    Exited(ExitKind),
+}
+
+/// How the wait ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The expected response arrived: `received[index]`.
+    Answered {
+        /// Index into [`Exchange::received`].
+        index: usize,
+    },
+    /// The fence was answered (for [`Expect::Fenced`]).
+    Fenced,
+    /// The deadline passed without the expected response (or, for a fenced exchange, without
+    /// the fence's response).
+    NoAnswer,
+    /// The server exited or closed its output before answering.
+    Gone(Option<ExitKind>),
+    /// The frame could not be written.
+    SendFailed(String),
+}
+
+/// One exchange: a probe, the frame(s) sent, everything received, the outcome.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// Why the frame was sent.
+    pub probe: Probe,
+    /// The bytes sent (one frame, newline included).
+    pub sent: Vec<u8>,
+    /// What was awaited.
+    pub expect: Expect,
+    /// Everything received while the exchange was open, in arrival order, except the fence's
+    /// own response. The first [`Exchange::preceding`] items arrived before the frame was sent
+    /// (leftovers since the previous exchange) and are not attributed to this probe.
+    pub received: Vec<Received>,
+    /// How many items of `received` arrived before the frame was sent.
+    pub preceding: usize,
+    /// How the wait ended.
+    pub outcome: Outcome,
+    /// Time from send to outcome.
+    pub elapsed: Duration,
+    /// The deadline that applied, in ms.
+    pub timeout_ms: u64,
+}
+
+impl Exchange {
+    /// The response that answered the probe, if any.
+    pub fn response(&self) -> Option<&Response> {
+        let Outcome::Answered { index } = self.outcome else {
+            return None;
+        };
+        match self.received.get(index).map(|r| &r.item) {
+            Some(ReceivedItem::Frame(Frame {
+                message: Ok(Message::Response(r)),
+                ..
+            })) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The frame that answered the probe, if any (also for a batch answer).
+    pub fn answer_frame(&self) -> Option<&Frame> {
+        let Outcome::Answered { index } = self.outcome else {
+            return None;
+        };
+        match self.received.get(index).map(|r| &r.item) {
+            Some(ReceivedItem::Frame(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Every frame received, with its index in [`Exchange::received`], including leftovers
+    /// from before the send.
+    pub fn all_frames(&self) -> impl Iterator<Item = (usize, &Frame)> {
+        self.received
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match &r.item {
+                ReceivedItem::Frame(f) => Some((i, f)),
+                _ => None,
+            })
+    }
+
+    /// Every frame received after the send (the ones attributable to this probe), with its
+    /// index in [`Exchange::received`].
+    pub fn frames(&self) -> impl Iterator<Item = (usize, &Frame)> {
+        let preceding = self.preceding;
+        self.all_frames().filter(move |(i, _)| *i >= preceding)
+    }
+
+    /// Every response frame received other than the answer, with its id.
+    pub fn other_responses(&self) -> impl Iterator<Item = (&Frame, &ResponseId)> {
+        let answer = match self.outcome {
+            Outcome::Answered { index } => Some(index),
+            _ => None,
+        };
+        self.frames().filter_map(move |(i, f)| match &f.message {
+            Ok(Message::Response(r)) if Some(i) != answer => Some((f, r.id())),
+            _ => None,
+        })
+    }
+
+    /// Frames that are not valid JSON-RPC (including leftovers from before the send), with what
+    /// is wrong with them.
+    pub fn invalid_frames(&self) -> impl Iterator<Item = (&Frame, &WireError)> {
+        self.all_frames().filter_map(|(_, f)| match &f.message {
+            Err(e) => Some((f, e)),
+            Ok(_) => None,
+        })
+    }
+
+    /// Whether the server exited during the exchange.
+    pub fn exited(&self) -> Option<&ExitKind> {
+        self.received.iter().find_map(|r| match &r.item {
+            ReceivedItem::Exited(status) => Some(status),
+            _ => None,
+        })
+    }
+
+    /// The sent frame as text for a report, cut to `max` bytes.
+    pub fn request_excerpt(&self, max: usize) -> String {
+        wire::excerpt(&self.sent, max)
+    }
+
+    /// The answer (or, failing that, the first frame received) as text, cut to `max` bytes.
+    pub fn response_excerpt(&self, max: usize) -> Option<String> {
+        self.answer_frame()
+            .or_else(|| self.frames().map(|(_, f)| f).next())
+            .map(|f| f.excerpt(max))
+    }
+}

@@ -1,0 +1,590 @@
+//! The MCP session: lifecycle per protocol version, request ids, deadlines, and the client side
+//! of the protocol (answering every server-to-client request at once, so that a server waiting
+//! on us never looks like a hung server).
+//!
+//! Every send produces an [`Exchange`]: the frame, everything received while waiting, and how
+//! the wait ended. Frames that expect no response (notifications, malformed frames) are
+//! *fenced*: a `ping` follows them, and the window closes a grace period after the ping is
+//! answered, so that a dropped frame costs one round trip rather than a full timeout.
+
+mod exchange;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub use exchange::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
+
+use crate::protocol::ProtocolVersion;
+use crate::transport::{ExitKind, ShutdownOutcome, Transport, TransportEvent};
+use crate::wire::{self, Message, RequestId, ResponseId};
+
+/// The client name sent in `clientInfo`.
+pub const CLIENT_NAME: &str = "mcp-chaos";
+/// The text of the scripted reply to `sampling/createMessage`.
+pub const SAMPLING_REPLY: &str = "mcp-chaos scripted sampling reply";
+
+/// How the client behaves.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// The protocol version requested in `initialize`.
+    pub version: ProtocolVersion,
+    /// Deadline for one request.
+    pub timeout: Duration,
+    /// How long to keep listening after a fence is answered.
+    pub grace: Duration,
+    /// Upper bound on a request's deadline when progress notifications keep extending it
+    /// (`basic/lifecycle` §Timeouts: implementations MAY reset the timeout on progress and
+    /// SHOULD enforce a maximum).
+    pub max_timeout: Duration,
+}
+
+impl ClientConfig {
+    /// A config with the given version and per-request timeout, a 200 ms grace and a maximum of
+    /// six timeouts.
+    pub fn new(version: ProtocolVersion, timeout: Duration) -> ClientConfig {
+        ClientConfig {
+            version,
+            timeout,
+            grace: Duration::from_millis(200),
+            max_timeout: timeout * 6,
+        }
+    }
+}
+
+/// What the `initialize` handshake settled.
+#[derive(Debug, Clone)]
+pub struct Negotiated {
+    /// The version the client asked for.
+    pub requested: ProtocolVersion,
+    /// The `protocolVersion` string the server answered.
+    pub answered: String,
+    /// The version the rest of the run is judged by: the answered one if mcp-chaos knows it,
+    /// otherwise the requested one.
+    pub version: ProtocolVersion,
+    /// The server's `serverInfo`.
+    pub server_info: Value,
+    /// The server's `capabilities`.
+    pub capabilities: Value,
+}
+
+/// Why a session could not be initialized (exit code 2).
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The server exited or closed stdout before answering `initialize`.
+    #[error("the server exited before answering initialize ({status}){stderr}")]
+    Exited {
+        /// How it exited.
+        status: String,
+        /// Its stderr, formatted for the message.
+        stderr: String,
+    },
+    /// No answer within the deadline.
+    #[error("the server did not answer initialize within {timeout_ms} ms{detail}")]
+    NoAnswer {
+        /// The deadline.
+        timeout_ms: u64,
+        /// Stdout garbage and stderr, formatted for the message.
+        detail: String,
+    },
+    /// The server answered `initialize` with an error.
+    #[error("the server rejected initialize: error {code}: {message}")]
+    Rejected {
+        /// The error code.
+        code: i64,
+        /// The error message.
+        message: String,
+    },
+    /// The answer is not a usable `InitializeResult`.
+    #[error("the server's initialize result is unusable: {0}")]
+    BadResult(String),
+    /// The request could not be written.
+    #[error("could not send initialize: {0}")]
+    Send(String),
+}
+
+/// A session with one server process (or connection).
+#[derive(Debug)]
+pub struct Session {
+    transport: Transport,
+    config: ClientConfig,
+    next_id: i64,
+    negotiated: Option<Negotiated>,
+}
+
+impl Session {
+    /// A session over `transport`; nothing is sent yet.
+    pub fn new(transport: Transport, config: ClientConfig) -> Session {
+        Session {
+            transport,
+            config,
+            next_id: 1,
+            negotiated: None,
+        }
+    }
+
+    /// The client configuration.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// The version findings are judged by: the negotiated one once `initialize` succeeded,
+    /// the requested one before.
+    pub fn version(&self) -> ProtocolVersion {
+        self.negotiated
+            .as_ref()
+            .map_or(self.config.version, |n| n.version)
+    }
+
+    /// What `initialize` settled, once it has succeeded.
+    pub fn negotiated(&self) -> Option<&Negotiated> {
+        self.negotiated.as_ref()
+    }
+
+    /// A fresh request id.
+    pub fn next_id(&mut self) -> RequestId {
+        let id = RequestId::from(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    /// The newest stderr output of the server.
+    pub fn stderr_tail(&self) -> String {
+        self.transport.stderr_tail()
+    }
+
+    /// Whether the server process has exited.
+    pub fn has_exited(&self) -> Option<ExitKind> {
+        self.transport.has_exited()
+    }
+
+    /// Mutable access to the transport, for transport-level probes.
+    pub fn transport_mut(&mut self) -> &mut Transport {
+        &mut self.transport
+    }
+
+    /// Ends the session (see [`Transport::shutdown`]).
+    pub async fn shutdown(self) -> ShutdownOutcome {
+        self.transport.shutdown().await
+    }
+
+    /// The client capabilities declared for `version`: roots (answered with an empty list),
+    /// sampling (answered with a scripted reply) and, where the version has it, elicitation
+    /// (answered with `decline`). Every one is really answered.
+    pub fn client_capabilities(version: ProtocolVersion) -> Value {
+        let mut caps = json!({"roots": {}, "sampling": {}});
+        if version.rules().elicitation {
+            caps["elicitation"] = json!({});
+        }
+        caps
+    }
+
+    /// Sends a request for `method` with a fresh id and waits for its response.
+    pub async fn request(&mut self, probe: Probe, method: &str, params: Option<Value>) -> Exchange {
+        let id = self.next_id();
+        let frame = wire::to_line(&wire::request(&id, method, params));
+        self.send(
+            probe,
+            frame,
+            Expect::Response {
+                id,
+                or_null: false,
+                fence: false,
+            },
+        )
+        .await
+    }
+
+    /// Sends a notification, fenced.
+    pub async fn notify(&mut self, probe: Probe, method: &str, params: Option<Value>) -> Exchange {
+        let frame = wire::to_line(&wire::notification(method, params));
+        self.send(probe, frame, Expect::Fenced).await
+    }
+
+    /// Calls a tool: `tools/call` with `name`, `arguments` and a progress token, so that a
+    /// long-running tool that reports progress extends its own deadline.
+    pub async fn call_tool(&mut self, probe: Probe, name: &str, arguments: &Value) -> Exchange {
+        let id = self.next_id();
+        let params = json!({
+            "name": name,
+            "arguments": arguments,
+            "_meta": {"progressToken": format!("mcp-chaos-{id}")},
+        });
+        let frame = wire::to_line(&wire::request(&id, "tools/call", Some(params)));
+        self.send(
+            probe,
+            frame,
+            Expect::Response {
+                id,
+                or_null: false,
+                fence: false,
+            },
+        )
+        .await
+    }
+
+    /// Sends the liveness probe (`ping`) and waits for its answer.
+    pub async fn liveness(&mut self) -> Exchange {
+        self.request(Probe::Liveness, "ping", None).await
+    }
+
+    /// Sends `bytes` as they are (a frame of any shape, newline included) and waits as `expect`
+    /// says. This is the one place where frames go out and exchanges are recorded.
+    pub async fn send(&mut self, probe: Probe, bytes: Vec<u8>, expect: Expect) -> Exchange {
+        let mut received = Vec::new();
+        let started = Instant::now();
+        // Anything that arrived since the last exchange closed (late replies, log
+        // notifications, a crash) is recorded first, at time 0.
+        while let Some(event) = self.transport.try_recv() {
+            if let Some(item) = self.absorb(event).await {
+                received.push(Received { at_ms: 0, item });
+            }
+        }
+        let preceding = received.len();
+        let timeout_ms = u64::try_from(self.config.timeout.as_millis()).unwrap_or(u64::MAX);
+        let make = |received, outcome, sent| Exchange {
+            probe: probe.clone(),
+            sent,
+            expect: expect.clone(),
+            received,
+            preceding,
+            outcome,
+            elapsed: started.elapsed(),
+            timeout_ms,
+        };
+        if let Err(e) = self.transport.send(&bytes, self.config.timeout).await {
+            return make(received, Outcome::SendFailed(e.to_string()), bytes);
+        }
+        let fence = match &expect {
+            Expect::Fenced | Expect::Response { fence: true, .. } => match self.send_fence().await
+            {
+                Ok(id) => Some(id),
+                Err(e) => return make(received, Outcome::SendFailed(e), bytes),
+            },
+            Expect::Response { fence: false, .. } => None,
+        };
+        let outcome = self.wait(&expect, fence, started, &mut received).await;
+        make(received, outcome, bytes)
+    }
+
+    async fn send_fence(&mut self) -> Result<RequestId, String> {
+        let id = self.next_id();
+        let frame = wire::to_line(&wire::request(&id, "ping", None));
+        self.transport
+            .send(&frame, self.config.timeout)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(id)
+    }
+
+    async fn wait(
+        &mut self,
+        expect: &Expect,
+        mut fence: Option<RequestId>,
+        started: Instant,
+        received: &mut Vec<Received>,
+    ) -> Outcome {
+        let hard_deadline = started + self.config.max_timeout.max(self.config.timeout);
+        let mut deadline = started + self.config.timeout;
+        let mut fenced_at: Option<Instant> = None;
+        let mut exited: Option<ExitKind> = None;
+        let mut closed = false;
+        let mut gone_at: Option<Instant> = None;
+        let progress_token = match expect {
+            Expect::Response { id, .. } => Some(format!("mcp-chaos-{id}")),
+            Expect::Fenced => None,
+        };
+        loop {
+            let until = match (fenced_at, gone_at) {
+                (_, Some(t)) => t + Duration::from_millis(500),
+                (Some(t), None) => t + self.config.grace,
+                (None, None) => deadline,
+            };
+            let Some(event) = self.transport.recv(until).await else {
+                if gone_at.is_some() {
+                    return Outcome::Gone(exited.or_else(|| self.transport.has_exited()));
+                }
+                if fenced_at.is_some() {
+                    return match expect {
+                        Expect::Fenced => Outcome::Fenced,
+                        // Fenced only because a mismatched response came: still unanswered.
+                        Expect::Response { .. } => Outcome::NoAnswer,
+                    };
+                }
+                if Instant::now() >= until {
+                    return Outcome::NoAnswer;
+                }
+                // The event stream ended without an exit event yet; poll briefly.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                if let Some(status) = self.transport.has_exited() {
+                    received.push(Received {
+                        at_ms: ms_since(started),
+                        item: ReceivedItem::Exited(status.clone()),
+                    });
+                    return Outcome::Gone(Some(status));
+                }
+                continue;
+            };
+            let at_ms = ms_since(started);
+            // The fence's own response closes the window; it is not part of the exchange.
+            if let (Some(fence_id), TransportEvent::Frame(f)) = (&fence, &event)
+                && let Ok(Message::Response(r)) = &f.message
+                && r.id().id() == Some(fence_id)
+            {
+                fenced_at = Some(Instant::now());
+                fence = None;
+                continue;
+            }
+            let Some(item) = self.absorb(event).await else {
+                continue;
+            };
+            let index = received.len();
+            let answers = match (&item, expect) {
+                (
+                    ReceivedItem::Frame(f),
+                    Expect::Response {
+                        id: want, or_null, ..
+                    },
+                ) => match &f.message {
+                    Ok(Message::Response(r)) => match r.id() {
+                        ResponseId::Id(id) => id == want,
+                        ResponseId::Null | ResponseId::Absent => *or_null && r.is_error(),
+                    },
+                    _ => false,
+                },
+                _ => false,
+            };
+            if let (ReceivedItem::Frame(f), Some(token)) = (&item, &progress_token)
+                && is_progress_for(f, token)
+            {
+                deadline = (Instant::now() + self.config.timeout).min(hard_deadline);
+            }
+            let mismatched = matches!(expect, Expect::Response { .. })
+                && !answers
+                && fence.is_none()
+                && fenced_at.is_none()
+                && matches!(&item, ReceivedItem::Frame(f) if matches!(&f.message, Ok(Message::Response(_))));
+            match &item {
+                ReceivedItem::Exited(status) => {
+                    exited = Some(status.clone());
+                    gone_at.get_or_insert_with(Instant::now);
+                }
+                ReceivedItem::Closed => {
+                    closed = true;
+                    gone_at.get_or_insert_with(Instant::now);
+                }
+                _ => {}
+            }
+            received.push(Received { at_ms, item });
+            if answers {
+                return Outcome::Answered { index };
+            }
+            if exited.is_some() && closed {
+                return Outcome::Gone(exited);
+            }
+            if mismatched {
+                // A response that answers nothing we sent: most likely our answer with a wrong
+                // id. Fence, so that the exchange ends after one round trip instead of the
+                // full deadline; a correct answer arriving before the fence still counts.
+                if let Ok(id) = self.send_fence().await {
+                    fence = Some(id);
+                }
+            }
+        }
+    }
+
+    /// Turns a transport event into a received item, answering server-to-client requests on
+    /// the way. Returns `None` for nothing worth recording.
+    async fn absorb(&mut self, event: TransportEvent) -> Option<ReceivedItem> {
+        match event {
+            TransportEvent::Frame(frame) => {
+                if let Ok(Message::Request(request)) = &frame.message {
+                    let reply = answer_server_request(request.id(), request.method());
+                    // A failed write means the server is gone; the exit event will say so.
+                    let _ = self
+                        .transport
+                        .send(&wire::to_line(&reply), self.config.timeout)
+                        .await;
+                }
+                Some(ReceivedItem::Frame(frame))
+            }
+            TransportEvent::Oversize { len, head, .. } => Some(ReceivedItem::Oversize { len, head }),
+            TransportEvent::Closed { .. } => Some(ReceivedItem::Closed),
+            TransportEvent::Exited { status, .. } => Some(ReceivedItem::Exited(status)),
+        }
+    }
+
+    /// Performs the `initialize` handshake for the requested version (`basic/lifecycle`
+    /// §Initialization): `initialize`, then `notifications/initialized`. Returns both
+    /// exchanges for the oracle.
+    pub async fn initialize(&mut self) -> Result<(Exchange, Exchange, Negotiated), InitError> {
+        let requested = self.config.version;
+        let ex = self.initialize_with(requested.as_str()).await;
+        let negotiated = match read_initialize(&ex, requested, self.stderr_tail()) {
+            Ok(n) => n,
+            Err(e) => return Err(e),
+        };
+        self.negotiated = Some(negotiated.clone());
+        let initialized = self
+            .notify(Probe::Initialized, "notifications/initialized", None)
+            .await;
+        Ok((ex, initialized, negotiated))
+    }
+
+    /// Sends `initialize` asking for `version` (any string, for negotiation probes).
+    pub async fn initialize_with(&mut self, version: &str) -> Exchange {
+        let known = version.parse::<ProtocolVersion>().ok();
+        let caps = Session::client_capabilities(known.unwrap_or(self.config.version));
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": caps,
+            "clientInfo": {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
+        });
+        let probe = if known.is_some() {
+            Probe::Initialize {
+                requested: version.to_owned(),
+            }
+        } else {
+            Probe::VersionNegotiation {
+                requested: version.to_owned(),
+            }
+        };
+        self.request(probe, "initialize", Some(params)).await
+    }
+
+    /// Lists every tool, following `nextCursor` (`server/utilities/pagination`). Stops at a
+    /// repeated cursor or after 100 pages. Returns the page exchanges and the tools found.
+    pub async fn list_tools(&mut self) -> (Vec<Exchange>, Vec<Value>) {
+        let mut exchanges = Vec::new();
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..100 {
+            let params = cursor.as_ref().map(|c| json!({"cursor": c}));
+            let ex = self.request(Probe::ToolsList, "tools/list", params).await;
+            let result = ex.response().and_then(|r| r.result()).cloned();
+            exchanges.push(ex);
+            let Some(result) = result else { break };
+            if let Some(page) = result.get("tools").and_then(Value::as_array) {
+                tools.extend(page.iter().filter(|t| t.is_object()).cloned());
+            }
+            match result.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
+                _ => break,
+            }
+        }
+        (exchanges, tools)
+    }
+}
+
+fn ms_since(t: Instant) -> u64 {
+    u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn is_progress_for(frame: &crate::transport::Frame, token: &str) -> bool {
+    matches!(&frame.message, Ok(Message::Notification(n))
+        if n.method() == "notifications/progress"
+            && n.params().and_then(|p| p.get("progressToken")).and_then(Value::as_str) == Some(token))
+}
+
+/// The reply to a server-to-client request: `ping` → `{}`, `roots/list` → no roots,
+/// `sampling/createMessage` → a scripted assistant message, `elicitation/create` → decline,
+/// anything else → -32601.
+pub fn answer_server_request(id: &RequestId, method: &str) -> Value {
+    match method {
+        "ping" => wire::success(id, json!({})),
+        "roots/list" => wire::success(id, json!({"roots": []})),
+        "sampling/createMessage" => wire::success(
+            id,
+            json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": SAMPLING_REPLY},
+                "model": "mcp-chaos-scripted",
+                "stopReason": "endTurn",
+            }),
+        ),
+        "elicitation/create" => wire::success(id, json!({"action": "decline"})),
+        other => wire::error(
+            Some(id),
+            wire::METHOD_NOT_FOUND,
+            &format!("mcp-chaos does not implement {other}"),
+            None,
+        ),
+    }
+}
+
+fn read_initialize(
+    ex: &Exchange,
+    requested: ProtocolVersion,
+    stderr: String,
+) -> Result<Negotiated, InitError> {
+    let stderr_note = if stderr.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\nserver stderr (last lines):\n{}", last_lines(&stderr, 20))
+    };
+    match &ex.outcome {
+        Outcome::SendFailed(e) => {
+            return Err(match ex.exited() {
+                Some(status) => InitError::Exited {
+                    status: status.to_string(),
+                    stderr: stderr_note,
+                },
+                None => InitError::Send(e.clone()),
+            });
+        }
+        Outcome::Gone(status) => {
+            return Err(InitError::Exited {
+                status: status
+                    .as_ref()
+                    .map_or_else(|| "closed stdout".to_owned(), ToString::to_string),
+                stderr: stderr_note,
+            });
+        }
+        Outcome::NoAnswer | Outcome::Fenced => {
+            let garbage: Vec<String> = ex
+                .invalid_frames()
+                .take(3)
+                .map(|(f, e)| format!("\n  stdout: {} ({e})", f.excerpt(120)))
+                .collect();
+            return Err(InitError::NoAnswer {
+                timeout_ms: ex.timeout_ms,
+                detail: format!("{}{}", garbage.concat(), stderr_note),
+            });
+        }
+        Outcome::Answered { .. } => {}
+    }
+    let Some(response) = ex.response() else {
+        return Err(InitError::BadResult("no response".into()));
+    };
+    if let Some(error) = response.error() {
+        return Err(InitError::Rejected {
+            code: error.code,
+            message: error.message.to_owned(),
+        });
+    }
+    let result = response.result().cloned().unwrap_or(Value::Null);
+    let answered = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            InitError::BadResult(format!(
+                "no protocolVersion string in {}",
+                wire::excerpt(result.to_string().as_bytes(), 200)
+            ))
+        })?
+        .to_owned();
+    let version = answered.parse().unwrap_or(requested);
+    Ok(Negotiated {
+        requested,
+        answered,
+        version,
+        server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null),
+        capabilities: result.get("capabilities").cloned().unwrap_or(Value::Null),
+    })
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}

@@ -1,0 +1,205 @@
+//! Transports: bytes out, classified frames in, with deadlines. A transport knows nothing of MCP
+//! rules; it moves frames and reports what happened to the connection (a frame too large, the
+//! stream closed, the process exited).
+//!
+//! - [`stdio`]: a child process speaking newline-delimited JSON-RPC on stdin/stdout
+//!   (MCP `basic/transports` §stdio).
+
+pub mod stdio;
+
+use std::time::{Duration, Instant};
+
+use crate::wire::{self, Message, WireError};
+
+pub use stdio::{StdioConfig, StdioTransport};
+
+/// Default deadline for one request, in milliseconds (`--timeout-ms`).
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+/// Default largest frame accepted from a server, in bytes (16 MiB). A larger frame is reported
+/// as [`TransportEvent::Oversize`] and discarded without being buffered whole.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+/// Default size of the stderr ring buffer, in bytes (64 KiB): the newest output is kept.
+pub const DEFAULT_STDERR_BYTES: usize = 64 * 1024;
+
+/// One frame received from the server: its raw bytes (without the trailing newline), when it
+/// arrived, and how the wire layer classified it.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// When the frame was read completely.
+    pub at: Instant,
+    /// The bytes of the frame, without the line terminator.
+    pub raw: Vec<u8>,
+    /// The classification by [`wire::parse`].
+    pub message: Result<Message, WireError>,
+}
+
+impl Frame {
+    /// Classifies `raw` and stamps it with the current time.
+    pub fn new(raw: Vec<u8>) -> Frame {
+        let message = wire::parse(&raw);
+        Frame {
+            at: Instant::now(),
+            raw,
+            message,
+        }
+    }
+
+    /// The frame as text for a report, cut to `max` bytes.
+    pub fn excerpt(&self, max: usize) -> String {
+        wire::excerpt(&self.raw, max)
+    }
+}
+
+/// How a server process ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExitKind {
+    /// Exited with a code.
+    Code(i32),
+    /// Killed by a signal (Unix signal number).
+    Signal(i32),
+    /// The status could not be read.
+    Unknown,
+}
+
+impl std::fmt::Display for ExitKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExitKind::Code(c) => write!(f, "exit code {c}"),
+            ExitKind::Signal(s) => write!(f, "killed by signal {s}"),
+            ExitKind::Unknown => f.write_str("unknown exit status"),
+        }
+    }
+}
+
+/// Something that happened on the transport.
+#[derive(Debug, Clone)]
+pub enum TransportEvent {
+    /// A complete frame.
+    Frame(Frame),
+    /// A frame larger than the limit; its bytes were discarded. `len` is the number of bytes
+    /// seen before the newline (or before the stream ended).
+    Oversize {
+        /// When the end of the frame was seen.
+        at: Instant,
+        /// Its length in bytes.
+        len: usize,
+        /// The first bytes of the frame, for the report.
+        head: Vec<u8>,
+    },
+    /// The server closed its output (stdout EOF).
+    Closed {
+        /// When.
+        at: Instant,
+    },
+    /// The server process exited.
+    Exited {
+        /// When.
+        at: Instant,
+        /// How.
+        status: ExitKind,
+    },
+}
+
+/// Why a frame could not be sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The server's input is closed (it exited or closed stdin).
+    #[error("the server's input is closed: {0}")]
+    Closed(String),
+    /// The write did not complete before the deadline (the server is not reading its input).
+    #[error("writing {bytes} bytes to the server did not finish within {timeout_ms} ms")]
+    Timeout {
+        /// Size of the frame.
+        bytes: usize,
+        /// The deadline.
+        timeout_ms: u64,
+    },
+}
+
+/// Why a server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The command line is empty or cannot be split into words.
+    #[error("invalid server command line {command:?}: {reason}")]
+    BadCommand {
+        /// The command line as given.
+        command: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The program could not be spawned.
+    #[error("could not start {program:?}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+/// A transport to a server under test. An enum rather than a trait object, so that every
+/// transport's async methods stay plain `async fn`s.
+#[derive(Debug)]
+pub enum Transport {
+    /// A child process over stdio.
+    Stdio(StdioTransport),
+}
+
+impl Transport {
+    /// Sends one frame (the bytes are written as given; the stdio transport appends nothing, so
+    /// include the `\n`). Fails if the server's input is closed or the write exceeds `timeout`.
+    pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), SendError> {
+        match self {
+            Transport::Stdio(t) => t.send(bytes, timeout).await,
+        }
+    }
+
+    /// The next event, or `None` if nothing arrives before `until`.
+    pub async fn recv(&mut self, until: Instant) -> Option<TransportEvent> {
+        match self {
+            Transport::Stdio(t) => t.recv(until).await,
+        }
+    }
+
+    /// An event that has already arrived, without waiting.
+    pub fn try_recv(&mut self) -> Option<TransportEvent> {
+        match self {
+            Transport::Stdio(t) => t.try_recv(),
+        }
+    }
+
+    /// The newest stderr output (at most the ring buffer's size), lossily decoded.
+    pub fn stderr_tail(&self) -> String {
+        match self {
+            Transport::Stdio(t) => t.stderr_tail(),
+        }
+    }
+
+    /// Whether the server process has exited.
+    pub fn has_exited(&self) -> Option<ExitKind> {
+        match self {
+            Transport::Stdio(t) => t.has_exited(),
+        }
+    }
+
+    /// Ends the connection the way the spec asks (stdio: close stdin, wait, SIGTERM, SIGKILL on
+    /// the whole process group) and returns how the server ended.
+    pub async fn shutdown(self) -> ShutdownOutcome {
+        match self {
+            Transport::Stdio(t) => t.shutdown().await,
+        }
+    }
+}
+
+/// How a shutdown went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShutdownOutcome {
+    /// The server had already exited before shutdown began.
+    AlreadyExited(ExitKind),
+    /// The server exited after its input was closed.
+    ExitedOnEof(ExitKind),
+    /// The server exited after SIGTERM.
+    Terminated(ExitKind),
+    /// The server had to be killed with SIGKILL.
+    Killed,
+}

@@ -1,0 +1,542 @@
+//! The stdio transport (MCP `basic/transports` §stdio): the server is a child process; each
+//! JSON-RPC message is one line on its stdin or stdout; stderr is the server's log.
+//!
+//! The server runs as the leader of its own process group, so that a launcher (`npx`, `uv`,
+//! `sh -c`) and everything it starts are signalled together. The group is killed when the
+//! transport is shut down or dropped (which also happens when a panic unwinds through the run).
+//! Shutdown follows `basic/lifecycle` §Shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::ChildStdin;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::{
+    DEFAULT_MAX_FRAME_BYTES, DEFAULT_STDERR_BYTES, ExitKind, Frame, SendError, ShutdownOutcome,
+    StartError, TransportEvent,
+};
+
+/// How many bytes of an oversize frame are kept for the report.
+const OVERSIZE_HEAD_BYTES: usize = 256;
+/// Capacity of the event channel; a server that floods stdout is slowed by backpressure rather
+/// than buffered without bound.
+const EVENT_CAPACITY: usize = 1024;
+
+/// How to start a stdio server.
+#[derive(Debug, Clone)]
+pub struct StdioConfig {
+    /// The program to run (looked up on `PATH`).
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables, added to the inherited environment (later entries win).
+    pub env: Vec<(String, String)>,
+    /// The working directory; the current one when `None`.
+    pub cwd: Option<PathBuf>,
+    /// Largest frame accepted on stdout, in bytes.
+    pub max_frame_bytes: usize,
+    /// Size of the stderr ring buffer, in bytes.
+    pub stderr_bytes: usize,
+    /// How long to wait for the server to exit after its stdin is closed.
+    pub eof_grace: Duration,
+    /// How long to wait after SIGTERM before SIGKILL.
+    pub term_grace: Duration,
+}
+
+impl StdioConfig {
+    /// Builds a config from a shell-like command line, e.g.
+    /// `"npx -y @modelcontextprotocol/server-everything"` (split with POSIX shell quoting rules,
+    /// without running a shell). Errors on an empty line or unbalanced quotes.
+    pub fn from_command_line(line: &str) -> Result<StdioConfig, StartError> {
+        let words = shell_words::split(line).map_err(|e| StartError::BadCommand {
+            command: line.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let mut words = words.into_iter();
+        let program = words.next().ok_or_else(|| StartError::BadCommand {
+            command: line.to_owned(),
+            reason: "it is empty".to_owned(),
+        })?;
+        Ok(StdioConfig::new(program, words.collect()))
+    }
+
+    /// A config for `program args…` with default limits.
+    pub fn new(program: impl Into<String>, args: Vec<String>) -> StdioConfig {
+        StdioConfig {
+            program: program.into(),
+            args,
+            env: Vec::new(),
+            cwd: None,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            stderr_bytes: DEFAULT_STDERR_BYTES,
+            eof_grace: Duration::from_millis(2_000),
+            term_grace: Duration::from_millis(2_000),
+        }
+    }
+
+    /// The command line, quoted so that it can be pasted into a shell.
+    pub fn display(&self) -> String {
+        let mut words = vec![self.program.as_str()];
+        words.extend(self.args.iter().map(String::as_str));
+        shell_words::join(words)
+    }
+}
+
+/// A running stdio server. Dropping it kills the whole process group.
+#[derive(Debug)]
+pub struct StdioTransport {
+    stdin: Option<ChildStdin>,
+    events: mpsc::Receiver<TransportEvent>,
+    stderr: Arc<Mutex<Ring>>,
+    exit: watch::Receiver<Option<ExitKind>>,
+    pgid: Pid,
+    tasks: Vec<JoinHandle<()>>,
+    config: StdioConfig,
+    finished: bool,
+}
+
+impl StdioTransport {
+    /// Spawns the server with piped stdin, stdout and stderr, as the leader of a new process
+    /// group. Must be called inside a Tokio runtime.
+    pub fn spawn(config: StdioConfig) -> Result<StdioTransport, StartError> {
+        let mut command = CommandWrap::with_new(&config.program, |c| {
+            c.args(&config.args)
+                .envs(config.env.iter().map(|(k, v)| (k, v)))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            if let Some(cwd) = &config.cwd {
+                c.current_dir(cwd);
+            }
+        });
+        command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+        let mut child = command.spawn().map_err(|source| StartError::Spawn {
+            program: config.program.clone(),
+            source,
+        })?;
+        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+        let pgid = Pid::from_raw(pid);
+        let stdin = child.stdin().take();
+        let stdout = child.stdout().take();
+        let stderr_pipe = child.stderr().take();
+
+        let (tx, events) = mpsc::channel(EVENT_CAPACITY);
+        let stderr = Arc::new(Mutex::new(Ring::new(config.stderr_bytes)));
+        let (exit_tx, exit) = watch::channel(None);
+        let mut tasks = Vec::new();
+        if let Some(stdout) = stdout {
+            tasks.push(tokio::spawn(read_frames(
+                stdout,
+                tx.clone(),
+                config.max_frame_bytes,
+            )));
+        }
+        if let Some(pipe) = stderr_pipe {
+            tasks.push(tokio::spawn(read_stderr(pipe, Arc::clone(&stderr))));
+        }
+        tasks.push(tokio::spawn(async move {
+            let status = match child.wait().await {
+                Ok(status) => exit_kind(status),
+                Err(_) => ExitKind::Unknown,
+            };
+            let _ = exit_tx.send(Some(status.clone()));
+            let _ = tx
+                .send(TransportEvent::Exited {
+                    at: Instant::now(),
+                    status,
+                })
+                .await;
+            // Keep `child` alive until here so that kill-on-drop does not fire early.
+            drop(child);
+        }));
+        Ok(StdioTransport {
+            stdin,
+            events,
+            stderr,
+            exit,
+            pgid,
+            tasks,
+            config,
+            finished: false,
+        })
+    }
+
+    /// The configuration the server was started with.
+    pub fn config(&self) -> &StdioConfig {
+        &self.config
+    }
+
+    /// The server's process id (also its process group id).
+    pub fn pid(&self) -> i32 {
+        self.pgid.as_raw()
+    }
+
+    /// Writes `bytes` to the server's stdin and flushes, within `timeout`.
+    pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), SendError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(SendError::Closed("stdin was closed".into()));
+        };
+        let write = async {
+            stdin.write_all(bytes).await?;
+            stdin.flush().await
+        };
+        match tokio::time::timeout(timeout, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(SendError::Closed(e.to_string())),
+            Err(_) => Err(SendError::Timeout {
+                bytes: bytes.len(),
+                timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            }),
+        }
+    }
+
+    /// Closes the server's stdin (the first step of a shutdown, or a transport-chaos probe).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next event, or `None` when nothing arrives before `until` or nothing more can arrive.
+    pub async fn recv(&mut self, until: Instant) -> Option<TransportEvent> {
+        tokio::time::timeout_at(until.into(), self.events.recv())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// An event that has already arrived.
+    pub fn try_recv(&mut self) -> Option<TransportEvent> {
+        self.events.try_recv().ok()
+    }
+
+    /// The newest stderr output, lossily decoded.
+    pub fn stderr_tail(&self) -> String {
+        match self.stderr.lock() {
+            Ok(ring) => ring.text(),
+            Err(poisoned) => poisoned.into_inner().text(),
+        }
+    }
+
+    /// How the server exited, if it has.
+    pub fn has_exited(&self) -> Option<ExitKind> {
+        self.exit.borrow().clone()
+    }
+
+    async fn wait_exit(&mut self, within: Duration) -> Option<ExitKind> {
+        let mut exit = self.exit.clone();
+        match tokio::time::timeout(within, exit.wait_for(Option::is_some)).await {
+            Ok(Ok(status)) => status.clone(),
+            _ => None,
+        }
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        if self.pgid.as_raw() > 1 {
+            // ESRCH (the group is gone) is the expected outcome once the server has exited.
+            let _ = killpg(self.pgid, signal);
+        }
+    }
+
+    /// Shuts the server down: close stdin, wait `eof_grace`, SIGTERM the process group, wait
+    /// `term_grace`, SIGKILL the group. Any process left in the group is killed in every case.
+    pub async fn shutdown(mut self) -> ShutdownOutcome {
+        let outcome = if let Some(status) = self.has_exited() {
+            ShutdownOutcome::AlreadyExited(status)
+        } else {
+            self.close_stdin();
+            if let Some(status) = self.wait_exit(self.config.eof_grace).await {
+                ShutdownOutcome::ExitedOnEof(status)
+            } else {
+                self.signal_group(Signal::SIGTERM);
+                if let Some(status) = self.wait_exit(self.config.term_grace).await {
+                    ShutdownOutcome::Terminated(status)
+                } else {
+                    self.signal_group(Signal::SIGKILL);
+                    let _ = self.wait_exit(Duration::from_millis(1_000)).await;
+                    ShutdownOutcome::Killed
+                }
+            }
+        };
+        self.signal_group(Signal::SIGKILL);
+        self.finished = true;
+        for task in &self.tasks {
+            task.abort();
+        }
+        outcome
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.signal_group(Signal::SIGKILL);
+            for task in &self.tasks {
+                task.abort();
+            }
+        }
+    }
+}
+
+fn exit_kind(status: std::process::ExitStatus) -> ExitKind {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitKind::Code(code),
+        (None, Some(signal)) => ExitKind::Signal(signal),
+        _ => ExitKind::Unknown,
+    }
+}
+
+/// Splits a byte stream into newline-terminated frames of at most `max` bytes, sending each as
+/// an event; an unterminated last line is sent as a frame when the stream ends.
+async fn read_frames<R: AsyncRead + Unpin>(
+    mut reader: R,
+    tx: mpsc::Sender<TransportEvent>,
+    max: usize,
+) {
+    let mut splitter = LineSplitter::new(max);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for event in splitter.push(&buf[..n]) {
+            if tx.send(event).await.is_err() {
+                return;
+            }
+        }
+    }
+    if let Some(event) = splitter.finish() {
+        let _ = tx.send(event).await;
+    }
+    let _ = tx
+        .send(TransportEvent::Closed {
+            at: Instant::now(),
+        })
+        .await;
+}
+
+/// Incremental newline framing with a size limit (no I/O, so it is unit-testable).
+#[derive(Debug)]
+struct LineSplitter {
+    max: usize,
+    line: Vec<u8>,
+    /// `Some((len, head))` while discarding an oversize frame.
+    oversize: Option<(usize, Vec<u8>)>,
+}
+
+impl LineSplitter {
+    fn new(max: usize) -> LineSplitter {
+        LineSplitter {
+            max,
+            line: Vec::new(),
+            oversize: None,
+        }
+    }
+
+    fn push(&mut self, mut chunk: &[u8]) -> Vec<TransportEvent> {
+        let mut out = Vec::new();
+        while !chunk.is_empty() {
+            let newline = chunk.iter().position(|&b| b == b'\n');
+            let (part, rest, complete) = match newline {
+                Some(i) => (&chunk[..i], &chunk[i + 1..], true),
+                None => (chunk, &chunk[chunk.len()..], false),
+            };
+            self.take(part);
+            if complete {
+                out.extend(self.end_line());
+            }
+            chunk = rest;
+        }
+        out
+    }
+
+    fn take(&mut self, part: &[u8]) {
+        if let Some((len, _)) = self.oversize.as_mut() {
+            *len += part.len();
+        } else if self.line.len() + part.len() > self.max {
+            let mut head = std::mem::take(&mut self.line);
+            head.extend_from_slice(&part[..part.len().min(OVERSIZE_HEAD_BYTES)]);
+            let len = head.len() + part.len().saturating_sub(OVERSIZE_HEAD_BYTES);
+            head.truncate(OVERSIZE_HEAD_BYTES);
+            self.oversize = Some((len, head));
+        } else {
+            self.line.extend_from_slice(part);
+        }
+    }
+
+    fn end_line(&mut self) -> Option<TransportEvent> {
+        if let Some((len, head)) = self.oversize.take() {
+            return Some(TransportEvent::Oversize {
+                at: Instant::now(),
+                len,
+                head,
+            });
+        }
+        let raw = std::mem::take(&mut self.line);
+        Some(TransportEvent::Frame(Frame::new(raw)))
+    }
+
+    fn finish(&mut self) -> Option<TransportEvent> {
+        if self.oversize.is_some() || !self.line.is_empty() {
+            self.end_line()
+        } else {
+            None
+        }
+    }
+}
+
+/// A byte ring buffer keeping the newest `cap` bytes.
+#[derive(Debug)]
+struct Ring {
+    cap: usize,
+    bytes: VecDeque<u8>,
+    dropped: u64,
+}
+
+impl Ring {
+    fn new(cap: usize) -> Ring {
+        Ring {
+            cap,
+            bytes: VecDeque::with_capacity(cap.min(64 * 1024)),
+            dropped: 0,
+        }
+    }
+
+    fn push(&mut self, data: &[u8]) {
+        let data = if data.len() > self.cap {
+            self.dropped += (data.len() - self.cap) as u64;
+            &data[data.len() - self.cap..]
+        } else {
+            data
+        };
+        let overflow = (self.bytes.len() + data.len()).saturating_sub(self.cap);
+        self.bytes.drain(..overflow);
+        self.dropped += overflow as u64;
+        self.bytes.extend(data);
+    }
+
+    fn text(&self) -> String {
+        let (a, b) = self.bytes.as_slices();
+        let mut all = Vec::with_capacity(a.len() + b.len());
+        all.extend_from_slice(a);
+        all.extend_from_slice(b);
+        let text = String::from_utf8_lossy(&all).into_owned();
+        if self.dropped > 0 {
+            format!("[{} earlier bytes dropped]\n{text}", self.dropped)
+        } else {
+            text
+        }
+    }
+}
+
+async fn read_stderr<R: AsyncRead + Unpin>(mut reader: R, ring: Arc<Mutex<Ring>>) {
+    let mut buf = vec![0u8; 8 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => match ring.lock() {
+                Ok(mut ring) => ring.push(&buf[..n]),
+                Err(poisoned) => poisoned.into_inner().push(&buf[..n]),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Message, WireError};
+
+    fn frames(events: &[TransportEvent]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match e {
+                TransportEvent::Frame(f) => String::from_utf8_lossy(&f.raw).into_owned(),
+                TransportEvent::Oversize { len, .. } => format!("<oversize {len}>"),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn splits_lines_across_chunks() {
+        let mut s = LineSplitter::new(100);
+        let mut out = s.push(b"{\"a\":1}\n{\"b\"");
+        out.extend(s.push(b":2}\n\n"));
+        out.extend(s.push(b"tail"));
+        out.extend(s.finish());
+        assert_eq!(frames(&out), ["{\"a\":1}", "{\"b\":2}", "", "tail"]);
+    }
+
+    #[test]
+    fn oversize_frames_are_reported_and_skipped() {
+        let mut s = LineSplitter::new(10);
+        let mut out = s.push(b"0123456789ABCDEF");
+        out.extend(s.push(b"GHIJ\nok\n"));
+        assert_eq!(frames(&out), ["<oversize 20>", "ok"]);
+        let mut s = LineSplitter::new(10);
+        let out = s.push(b"01234567890\n");
+        assert_eq!(frames(&out), ["<oversize 11>"]);
+    }
+
+    #[test]
+    fn ring_keeps_the_newest_bytes() {
+        let mut r = Ring::new(8);
+        r.push(b"hello ");
+        r.push(b"world!");
+        assert_eq!(r.text(), "[4 earlier bytes dropped]\no world!");
+        r.push(b"0123456789");
+        assert!(r.text().ends_with("23456789"));
+    }
+
+    #[tokio::test]
+    async fn runs_a_process_and_kills_its_group() {
+        // `sh` echoes one JSON-RPC line, one garbage line, and then starts a grandchild that
+        // would outlive it; shutdown must kill the whole group.
+        let mut config = StdioConfig::from_command_line(
+            r#"sh -c 'echo "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}"; echo garbage; echo oops >&2; sleep 30 & wait'"#,
+        )
+        .unwrap();
+        config.eof_grace = Duration::from_millis(200);
+        config.term_grace = Duration::from_millis(500);
+        let mut t = StdioTransport::spawn(config).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let Some(TransportEvent::Frame(f)) = t.recv(deadline).await else {
+            panic!("no frame")
+        };
+        assert!(matches!(f.message, Ok(Message::Notification(_))));
+        let Some(TransportEvent::Frame(f)) = t.recv(deadline).await else {
+            panic!("no frame")
+        };
+        assert!(matches!(f.message, Err(WireError::NotJson { .. })));
+        let pgid = t.pid();
+        let outcome = t.shutdown().await;
+        assert!(
+            matches!(outcome, ShutdownOutcome::Terminated(_) | ShutdownOutcome::Killed),
+            "{outcome:?}"
+        );
+        // Nothing is left in the group (allow the kernel a moment to reap the grandchild).
+        let gone = async {
+            while killpg(Pid::from_raw(pgid), None) != Err(nix::errno::Errno::ESRCH) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), gone)
+            .await
+            .expect("the process group outlived shutdown");
+    }
+
+    #[tokio::test]
+    async fn spawn_error_names_the_program() {
+        let err = StdioTransport::spawn(StdioConfig::new("/no/such/program", vec![])).unwrap_err();
+        assert!(err.to_string().contains("/no/such/program"), "{err}");
+    }
+}

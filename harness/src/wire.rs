@@ -1,0 +1,981 @@
+//! The JSON-RPC 2.0 wire layer: a total parser and classifier for frames, plus builders for the
+//! frames mcp-chaos sends.
+//!
+//! [`parse`] takes the raw bytes of one frame (one line on stdio, one HTTP body or SSE `data`)
+//! and either classifies it as a [`Message`] (request, notification, success response, error
+//! response, or batch) or says precisely what is wrong with it as a [`WireError`]. It never
+//! panics, on any input: this is the parser `cargo fuzz` targets.
+//!
+//! Every classified message keeps its raw [`serde_json::Value`], so the oracle judges what the
+//! server really sent rather than what a lenient typed model would make of it. Request ids are
+//! strings or integers, as MCP's `RequestId` requires (JSON-RPC 2.0 §4 also allows fractional
+//! numbers and null; MCP does not, so those are reported as [`WireError::IdWrongType`] and
+//! [`WireError::NullRequestId`]).
+//!
+//! References: JSON-RPC 2.0 specification §4 (request), §4.1 (notification), §5 (response),
+//! §5.1 (error object), §6 (batch); MCP `basic/index` §Messages for every protocol version.
+
+use std::fmt;
+
+use serde_json::{Map, Number, Value};
+
+/// JSON-RPC 2.0 parse error: the frame is not valid JSON.
+pub const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC 2.0 invalid request: the JSON is not a valid request object.
+pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC 2.0 method not found.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// JSON-RPC 2.0 invalid params.
+pub const INVALID_PARAMS: i64 = -32602;
+/// JSON-RPC 2.0 internal error.
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// The kind of a JSON value, used to say what was found where something else was expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JsonKind {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool,
+    /// An integer that fits `i64` or `u64`.
+    Integer,
+    /// A number with a fractional part or exponent that is not an integer.
+    Float,
+    /// A string.
+    String,
+    /// An array.
+    Array,
+    /// An object.
+    Object,
+}
+
+impl JsonKind {
+    /// The kind of `value`.
+    pub fn of(value: &Value) -> JsonKind {
+        match value {
+            Value::Null => JsonKind::Null,
+            Value::Bool(_) => JsonKind::Bool,
+            Value::Number(n) if n.is_i64() || n.is_u64() => JsonKind::Integer,
+            Value::Number(_) => JsonKind::Float,
+            Value::String(_) => JsonKind::String,
+            Value::Array(_) => JsonKind::Array,
+            Value::Object(_) => JsonKind::Object,
+        }
+    }
+}
+
+impl fmt::Display for JsonKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            JsonKind::Null => "null",
+            JsonKind::Bool => "a boolean",
+            JsonKind::Integer => "an integer",
+            JsonKind::Float => "a fractional number",
+            JsonKind::String => "a string",
+            JsonKind::Array => "an array",
+            JsonKind::Object => "an object",
+        })
+    }
+}
+
+/// A JSON-RPC request id as MCP allows it: a string or an integer (`RequestId` in every MCP
+/// schema). Equality is exact: the integer `5` and the string `"5"` are different ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id (`i64` or `u64` range).
+    Number(IdNumber),
+    /// A string id.
+    String(String),
+}
+
+/// An integer request id, kept in the form it was written (`u64` above `i64::MAX`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IdNumber {
+    /// Fits `i64`.
+    Signed(i64),
+    /// Above `i64::MAX`.
+    Unsigned(u64),
+}
+
+impl RequestId {
+    /// Reads an id from a JSON value: `Ok(None)` for `null`, an error for any other non-id kind.
+    fn from_value(value: &Value) -> Result<Option<RequestId>, JsonKind> {
+        match value {
+            Value::Null => Ok(None),
+            Value::String(s) => Ok(Some(RequestId::String(s.clone()))),
+            Value::Number(n) => number_id(n).map(Some).ok_or(JsonKind::Float),
+            other => Err(JsonKind::of(other)),
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(IdNumber::Signed(n)) => Value::from(*n),
+            RequestId::Number(IdNumber::Unsigned(n)) => Value::from(*n),
+            RequestId::String(s) => Value::String(s.clone()),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(IdNumber::Signed(n))
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(IdNumber::Signed(n)) => write!(f, "{n}"),
+            RequestId::Number(IdNumber::Unsigned(n)) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+fn number_id(n: &Number) -> Option<RequestId> {
+    if let Some(i) = n.as_i64() {
+        Some(RequestId::Number(IdNumber::Signed(i)))
+    } else {
+        n.as_u64().map(|u| RequestId::Number(IdNumber::Unsigned(u)))
+    }
+}
+
+/// The `id` member of a response, which may legitimately be `null` or absent on an error
+/// response when the request's id could not be read (JSON-RPC 2.0 §5 says `null`; MCP from
+/// 2025-11-25 lets the member be omitted).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ResponseId {
+    /// An id, which must equal the request's.
+    Id(RequestId),
+    /// `"id": null`.
+    Null,
+    /// No `id` member (accepted on error responses only).
+    Absent,
+}
+
+impl ResponseId {
+    /// The id, if the response carries one.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            ResponseId::Id(id) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ResponseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResponseId::Id(id) => id.fmt(f),
+            ResponseId::Null => f.write_str("null"),
+            ResponseId::Absent => f.write_str("(absent)"),
+        }
+    }
+}
+
+/// What is wrong with a frame that is not a valid JSON-RPC 2.0 message. `Display` gives one
+/// precise sentence, suitable for a finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireError {
+    /// The frame is empty or only whitespace.
+    Empty,
+    /// The bytes are not UTF-8 (MCP requires UTF-8). `valid_up_to` is the byte offset of the
+    /// first invalid byte.
+    NotUtf8 {
+        /// Byte offset of the first invalid byte.
+        valid_up_to: usize,
+    },
+    /// The text is not JSON, or is JSON that `serde_json` refuses (lone surrogate escapes,
+    /// nesting deeper than 128 levels). `line` and `column` are 1-based.
+    NotJson {
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+        /// The parser's description.
+        reason: String,
+    },
+    /// The JSON is neither an object nor an array (JSON-RPC 2.0 §4, §6).
+    NotAnObject {
+        /// What was found instead.
+        found: JsonKind,
+    },
+    /// An empty array: JSON-RPC 2.0 §6 says an empty batch is an invalid request.
+    EmptyBatch,
+    /// No `jsonrpc` member.
+    MissingJsonrpc,
+    /// `jsonrpc` is present but not exactly the string `"2.0"`.
+    WrongJsonrpc {
+        /// The member as JSON text.
+        found: String,
+    },
+    /// `id` is not a string or an integer.
+    IdWrongType {
+        /// What was found instead.
+        found: JsonKind,
+    },
+    /// A request (it has `method`) whose `id` is `null`: MCP forbids null request ids.
+    NullRequestId,
+    /// `method` is present but not a string.
+    MethodNotString {
+        /// What was found instead.
+        found: JsonKind,
+    },
+    /// `params` is present but not an object or array (JSON-RPC 2.0 §4.2).
+    ParamsWrongType {
+        /// What was found instead.
+        found: JsonKind,
+    },
+    /// A message with `method` also carries `result` or `error`.
+    MethodWithResponseMembers,
+    /// A response carries both `result` and `error` (JSON-RPC 2.0 §5 forbids it).
+    ResultAndError,
+    /// An object with none of `method`, `result`, `error`.
+    NotAMessage,
+    /// A success response (`result`) without an `id` member, or with `"id": null`.
+    ResultWithoutId,
+    /// `error` is not an object.
+    ErrorNotObject {
+        /// What was found instead.
+        found: JsonKind,
+    },
+    /// The error object has no `code`.
+    ErrorCodeMissing,
+    /// The error object's `code` is not an integer (JSON-RPC 2.0 §5.1).
+    ErrorCodeNotInteger {
+        /// What was found instead.
+        found: JsonKind,
+    },
+    /// The error object has no `message`.
+    ErrorMessageMissing,
+    /// The error object's `message` is not a string.
+    ErrorMessageNotString {
+        /// What was found instead.
+        found: JsonKind,
+    },
+}
+
+impl WireError {
+    /// A stable kebab-case name for this kind of error, for reports and tests.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WireError::Empty => "empty",
+            WireError::NotUtf8 { .. } => "not-utf8",
+            WireError::NotJson { .. } => "not-json",
+            WireError::NotAnObject { .. } => "not-an-object",
+            WireError::EmptyBatch => "empty-batch",
+            WireError::MissingJsonrpc => "missing-jsonrpc",
+            WireError::WrongJsonrpc { .. } => "wrong-jsonrpc",
+            WireError::IdWrongType { .. } => "id-wrong-type",
+            WireError::NullRequestId => "null-request-id",
+            WireError::MethodNotString { .. } => "method-not-string",
+            WireError::ParamsWrongType { .. } => "params-wrong-type",
+            WireError::MethodWithResponseMembers => "method-with-response-members",
+            WireError::ResultAndError => "result-and-error",
+            WireError::NotAMessage => "not-a-message",
+            WireError::ResultWithoutId => "result-without-id",
+            WireError::ErrorNotObject { .. } => "error-not-object",
+            WireError::ErrorCodeMissing => "error-code-missing",
+            WireError::ErrorCodeNotInteger { .. } => "error-code-not-integer",
+            WireError::ErrorMessageMissing => "error-message-missing",
+            WireError::ErrorMessageNotString { .. } => "error-message-not-string",
+        }
+    }
+
+    /// Whether the frame was at least JSON (the error is about the JSON-RPC envelope).
+    pub fn is_json(&self) -> bool {
+        !matches!(
+            self,
+            WireError::Empty | WireError::NotUtf8 { .. } | WireError::NotJson { .. }
+        )
+    }
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WireError::Empty => f.write_str("empty frame"),
+            WireError::NotUtf8 { valid_up_to } => {
+                write!(f, "not UTF-8: invalid byte at offset {valid_up_to}")
+            }
+            WireError::NotJson {
+                line,
+                column,
+                reason,
+            } => write!(f, "not JSON: {reason} at line {line} column {column}"),
+            WireError::NotAnObject { found } => {
+                write!(f, "not a JSON-RPC message: the JSON is {found}, not an object")
+            }
+            WireError::EmptyBatch => f.write_str("empty batch: an empty array is not a message"),
+            WireError::MissingJsonrpc => f.write_str("no \"jsonrpc\" member (must be \"2.0\")"),
+            WireError::WrongJsonrpc { found } => {
+                write!(f, "\"jsonrpc\" is {found}, must be exactly \"2.0\"")
+            }
+            WireError::IdWrongType { found } => {
+                write!(f, "\"id\" is {found}, must be a string or an integer")
+            }
+            WireError::NullRequestId => f.write_str("request \"id\" is null, which MCP forbids"),
+            WireError::MethodNotString { found } => {
+                write!(f, "\"method\" is {found}, must be a string")
+            }
+            WireError::ParamsWrongType { found } => {
+                write!(f, "\"params\" is {found}, must be an object or an array")
+            }
+            WireError::MethodWithResponseMembers => {
+                f.write_str("has \"method\" and also \"result\" or \"error\"")
+            }
+            WireError::ResultAndError => f.write_str("response has both \"result\" and \"error\""),
+            WireError::NotAMessage => {
+                f.write_str("object has none of \"method\", \"result\" or \"error\"")
+            }
+            WireError::ResultWithoutId => {
+                f.write_str("success response has no \"id\" (or \"id\": null)")
+            }
+            WireError::ErrorNotObject { found } => {
+                write!(f, "\"error\" is {found}, must be an object")
+            }
+            WireError::ErrorCodeMissing => f.write_str("error object has no \"code\""),
+            WireError::ErrorCodeNotInteger { found } => {
+                write!(f, "error \"code\" is {found}, must be an integer")
+            }
+            WireError::ErrorMessageMissing => f.write_str("error object has no \"message\""),
+            WireError::ErrorMessageNotString { found } => {
+                write!(f, "error \"message\" is {found}, must be a string")
+            }
+        }
+    }
+}
+
+impl std::error::Error for WireError {}
+
+/// A classified JSON-RPC 2.0 message. Each variant keeps the raw JSON value it was read from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request: `method` and a non-null `id`.
+    Request(Request),
+    /// A notification: `method` and no `id`.
+    Notification(Notification),
+    /// A response: `result` or `error`.
+    Response(Response),
+    /// A non-empty array of messages (JSON-RPC 2.0 §6), each classified on its own.
+    Batch(Batch),
+}
+
+impl Message {
+    /// The raw JSON value of the message (for a batch, the array is rebuilt from its items).
+    pub fn to_value(&self) -> Value {
+        match self {
+            Message::Request(r) => r.raw.clone(),
+            Message::Notification(n) => n.raw.clone(),
+            Message::Response(r) => r.raw.clone(),
+            Message::Batch(b) => Value::Array(b.items.iter().map(|i| i.raw().clone()).collect()),
+        }
+    }
+
+    /// The message serialised as one compact JSON line, without the trailing newline.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Serialising a `Value` cannot fail: its keys are always strings.
+        serde_json::to_vec(&self.to_value()).unwrap_or_default()
+    }
+
+    /// A short label: `request`, `notification`, `response`, `error response` or `batch`.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Message::Request(_) => "request",
+            Message::Notification(_) => "notification",
+            Message::Response(r) if r.is_error() => "error response",
+            Message::Response(_) => "response",
+            Message::Batch(_) => "batch",
+        }
+    }
+}
+
+/// A JSON-RPC request (JSON-RPC 2.0 §4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    id: RequestId,
+    raw: Value,
+}
+
+impl Request {
+    /// The request id.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+    /// The method name.
+    pub fn method(&self) -> &str {
+        self.raw
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+    /// The `params` member, if present (an object or an array).
+    pub fn params(&self) -> Option<&Value> {
+        self.raw.get("params")
+    }
+    /// The raw JSON object.
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+}
+
+/// A JSON-RPC notification (JSON-RPC 2.0 §4.1): a request without an `id`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    raw: Value,
+}
+
+impl Notification {
+    /// The method name.
+    pub fn method(&self) -> &str {
+        self.raw
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+    /// The `params` member, if present.
+    pub fn params(&self) -> Option<&Value> {
+        self.raw.get("params")
+    }
+    /// The raw JSON object.
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+}
+
+/// A JSON-RPC response (JSON-RPC 2.0 §5): a success (`result`) or an error (`error`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    id: ResponseId,
+    code: Option<i64>,
+    raw: Value,
+}
+
+impl Response {
+    /// The response id (`Null`/`Absent` only on error responses).
+    pub fn id(&self) -> &ResponseId {
+        &self.id
+    }
+    /// Whether this is an error response.
+    pub fn is_error(&self) -> bool {
+        self.code.is_some()
+    }
+    /// The `result` member of a success response.
+    pub fn result(&self) -> Option<&Value> {
+        if self.is_error() {
+            None
+        } else {
+            self.raw.get("result")
+        }
+    }
+    /// The error object of an error response.
+    pub fn error(&self) -> Option<ErrorObject<'_>> {
+        let code = self.code?;
+        let error = self.raw.get("error")?;
+        Some(ErrorObject {
+            code,
+            message: error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            data: error.get("data"),
+        })
+    }
+    /// The raw JSON object.
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+}
+
+/// A view of a JSON-RPC error object (JSON-RPC 2.0 §5.1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ErrorObject<'a> {
+    /// The integer error code.
+    pub code: i64,
+    /// The message.
+    pub message: &'a str,
+    /// The optional `data` member.
+    pub data: Option<&'a Value>,
+}
+
+/// One element of a batch: a classified message, or the element and what is wrong with it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchItem {
+    /// A valid message.
+    Valid(Message),
+    /// An invalid element.
+    Invalid {
+        /// What is wrong with it.
+        error: WireError,
+        /// The element as sent.
+        raw: Value,
+    },
+}
+
+impl BatchItem {
+    /// The raw JSON value of the element.
+    pub fn raw(&self) -> &Value {
+        match self {
+            BatchItem::Valid(Message::Request(r)) => &r.raw,
+            BatchItem::Valid(Message::Notification(n)) => &n.raw,
+            BatchItem::Valid(Message::Response(r)) => &r.raw,
+            // Nested batches are classified as invalid elements, so this arm holds no value;
+            // it is unreachable in practice and returns `null` rather than panicking.
+            BatchItem::Valid(Message::Batch(_)) => &Value::Null,
+            BatchItem::Invalid { raw, .. } => raw,
+        }
+    }
+}
+
+/// A JSON-RPC batch (JSON-RPC 2.0 §6): a non-empty array whose elements are classified one by
+/// one. A nested array is an invalid element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    items: Vec<BatchItem>,
+}
+
+impl Batch {
+    /// The elements in order.
+    pub fn items(&self) -> &[BatchItem] {
+        &self.items
+    }
+}
+
+/// Parses and classifies one frame. Total: returns an error for anything that is not a valid
+/// JSON-RPC 2.0 message and never panics.
+///
+/// Leading and trailing ASCII whitespace (including a `\r` before the newline) is ignored.
+pub fn parse(frame: &[u8]) -> Result<Message, WireError> {
+    let text = std::str::from_utf8(frame).map_err(|e| WireError::NotUtf8 {
+        valid_up_to: e.valid_up_to(),
+    })?;
+    if text.trim_ascii().is_empty() {
+        return Err(WireError::Empty);
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| WireError::NotJson {
+        line: e.line(),
+        column: e.column(),
+        reason: json_reason(&e),
+    })?;
+    classify(value)
+}
+
+/// The parser's description without serde_json's trailing position, which [`WireError::NotJson`]
+/// carries separately.
+fn json_reason(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    match full.rfind(" at line ") {
+        Some(i) => full[..i].to_owned(),
+        None => full,
+    }
+}
+
+/// Classifies an already-parsed JSON value as a message. Total, like [`parse`].
+pub fn classify(value: Value) -> Result<Message, WireError> {
+    match value {
+        Value::Object(map) => classify_object(map),
+        Value::Array(items) => {
+            if items.is_empty() {
+                return Err(WireError::EmptyBatch);
+            }
+            let items = items
+                .into_iter()
+                .map(|item| match item {
+                    Value::Object(map) => match classify_object(map.clone()) {
+                        Ok(m) => BatchItem::Valid(m),
+                        Err(error) => BatchItem::Invalid {
+                            error,
+                            raw: Value::Object(map),
+                        },
+                    },
+                    other => BatchItem::Invalid {
+                        error: WireError::NotAnObject {
+                            found: JsonKind::of(&other),
+                        },
+                        raw: other,
+                    },
+                })
+                .collect();
+            Ok(Message::Batch(Batch { items }))
+        }
+        other => Err(WireError::NotAnObject {
+            found: JsonKind::of(&other),
+        }),
+    }
+}
+
+fn classify_object(map: Map<String, Value>) -> Result<Message, WireError> {
+    match map.get("jsonrpc") {
+        None => return Err(WireError::MissingJsonrpc),
+        Some(Value::String(s)) if s == "2.0" => {}
+        Some(other) => {
+            return Err(WireError::WrongJsonrpc {
+                found: other.to_string(),
+            });
+        }
+    }
+    let has_result = map.contains_key("result");
+    if let Some(method) = map.get("method") {
+        if !method.is_string() {
+            return Err(WireError::MethodNotString {
+                found: JsonKind::of(method),
+            });
+        }
+        if has_result || map.contains_key("error") {
+            return Err(WireError::MethodWithResponseMembers);
+        }
+        if let Some(params) = map.get("params")
+            && !(params.is_object() || params.is_array())
+        {
+            return Err(WireError::ParamsWrongType {
+                found: JsonKind::of(params),
+            });
+        }
+        return match map.get("id") {
+            None => Ok(Message::Notification(Notification {
+                raw: Value::Object(map),
+            })),
+            Some(id) => match RequestId::from_value(id) {
+                Ok(Some(id)) => Ok(Message::Request(Request {
+                    id,
+                    raw: Value::Object(map),
+                })),
+                Ok(None) => Err(WireError::NullRequestId),
+                Err(found) => Err(WireError::IdWrongType { found }),
+            },
+        };
+    }
+    if has_result && map.contains_key("error") {
+        return Err(WireError::ResultAndError);
+    }
+    let id = match map.get("id") {
+        None => ResponseId::Absent,
+        Some(id) => match RequestId::from_value(id) {
+            Ok(Some(id)) => ResponseId::Id(id),
+            Ok(None) => ResponseId::Null,
+            Err(found) => return Err(WireError::IdWrongType { found }),
+        },
+    };
+    if has_result {
+        if !matches!(id, ResponseId::Id(_)) {
+            return Err(WireError::ResultWithoutId);
+        }
+        return Ok(Message::Response(Response {
+            id,
+            code: None,
+            raw: Value::Object(map),
+        }));
+    }
+    if let Some(error) = map.get("error") {
+        let code = error_code(error)?;
+        return Ok(Message::Response(Response {
+            id,
+            code: Some(code),
+            raw: Value::Object(map),
+        }));
+    }
+    Err(WireError::NotAMessage)
+}
+
+/// Checks a JSON-RPC error object (JSON-RPC 2.0 §5.1) and returns its integer code.
+fn error_code(error: &Value) -> Result<i64, WireError> {
+    let Value::Object(error) = error else {
+        return Err(WireError::ErrorNotObject {
+            found: JsonKind::of(error),
+        });
+    };
+    let code = match error.get("code") {
+        None => return Err(WireError::ErrorCodeMissing),
+        Some(Value::Number(n)) if n.is_i64() => n.as_i64().unwrap_or_default(),
+        Some(other) => {
+            return Err(WireError::ErrorCodeNotInteger {
+                found: JsonKind::of(other),
+            });
+        }
+    };
+    match error.get("message") {
+        None => Err(WireError::ErrorMessageMissing),
+        Some(Value::String(_)) => Ok(code),
+        Some(other) => Err(WireError::ErrorMessageNotString {
+            found: JsonKind::of(other),
+        }),
+    }
+}
+
+/// Builds a request frame value: `{"jsonrpc":"2.0","id":..,"method":..,"params":..}`.
+pub fn request(id: &RequestId, method: &str, params: Option<Value>) -> Value {
+    let mut map = Map::new();
+    map.insert("jsonrpc".into(), Value::from("2.0"));
+    map.insert("id".into(), id.to_value());
+    map.insert("method".into(), Value::from(method));
+    if let Some(params) = params {
+        map.insert("params".into(), params);
+    }
+    Value::Object(map)
+}
+
+/// Builds a notification frame value: `{"jsonrpc":"2.0","method":..,"params":..}`.
+pub fn notification(method: &str, params: Option<Value>) -> Value {
+    let mut map = Map::new();
+    map.insert("jsonrpc".into(), Value::from("2.0"));
+    map.insert("method".into(), Value::from(method));
+    if let Some(params) = params {
+        map.insert("params".into(), params);
+    }
+    Value::Object(map)
+}
+
+/// Builds a success response frame value: `{"jsonrpc":"2.0","id":..,"result":..}`.
+pub fn success(id: &RequestId, result: Value) -> Value {
+    let mut map = Map::new();
+    map.insert("jsonrpc".into(), Value::from("2.0"));
+    map.insert("id".into(), id.to_value());
+    map.insert("result".into(), result);
+    Value::Object(map)
+}
+
+/// Builds an error response frame value. `id` is `None` for `"id": null` (the request's id
+/// could not be read).
+pub fn error(id: Option<&RequestId>, code: i64, message: &str, data: Option<Value>) -> Value {
+    let mut err = Map::new();
+    err.insert("code".into(), Value::from(code));
+    err.insert("message".into(), Value::from(message));
+    if let Some(data) = data {
+        err.insert("data".into(), data);
+    }
+    let mut map = Map::new();
+    map.insert("jsonrpc".into(), Value::from("2.0"));
+    map.insert("id".into(), id.map_or(Value::Null, RequestId::to_value));
+    map.insert("error".into(), Value::Object(err));
+    Value::Object(map)
+}
+
+/// Serialises a frame value as one compact JSON line followed by `\n`, as the stdio transport
+/// requires (no embedded newlines: `serde_json` escapes them inside strings).
+pub fn to_line(value: &Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Renders a frame for a report: the text, cut to at most `max` bytes on a character boundary,
+/// with `…` and the total size appended when cut.
+pub fn excerpt(bytes: &[u8], max: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_end_matches(['\n', '\r']);
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], bytes.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(frame: &str) -> WireError {
+        match parse(frame.as_bytes()) {
+            Err(e) => e,
+            Ok(m) => panic!("expected an error for {frame}, got {m:?}"),
+        }
+    }
+
+    #[test]
+    fn classifies_the_five_kinds() {
+        let m = parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+        assert!(matches!(&m, Message::Request(r) if r.id() == &RequestId::from(1) && r.method() == "ping"));
+        let m = parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert!(
+            matches!(&m, Message::Notification(n) if n.method() == "notifications/initialized")
+        );
+        let m = parse(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
+        assert!(
+            matches!(&m, Message::Response(r) if !r.is_error() && r.id() == &ResponseId::Id("a".into()))
+        );
+        let m = parse(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#)
+            .unwrap();
+        match &m {
+            Message::Response(r) => {
+                assert_eq!(r.id(), &ResponseId::Null);
+                assert_eq!(r.error().unwrap().code, PARSE_ERROR);
+            }
+            other => panic!("{other:?}"),
+        }
+        let m = parse(br#"[{"jsonrpc":"2.0","id":1,"result":{}}, 3]"#).unwrap();
+        match &m {
+            Message::Batch(b) => {
+                assert_eq!(b.items().len(), 2);
+                assert!(matches!(b.items()[0], BatchItem::Valid(Message::Response(_))));
+                assert!(matches!(
+                    b.items()[1],
+                    BatchItem::Invalid {
+                        error: WireError::NotAnObject { .. },
+                        ..
+                    }
+                ));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn error_response_id_may_be_absent() {
+        let m = parse(br#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"bad"}}"#).unwrap();
+        assert!(matches!(&m, Message::Response(r) if r.id() == &ResponseId::Absent));
+    }
+
+    #[test]
+    fn names_what_is_wrong() {
+        assert_eq!(err(""), WireError::Empty);
+        assert_eq!(err("  \r"), WireError::Empty);
+        assert!(matches!(err("{\"jsonrpc\":"), WireError::NotJson { .. }));
+        assert_eq!(
+            err("42"),
+            WireError::NotAnObject {
+                found: JsonKind::Integer
+            }
+        );
+        assert_eq!(err("[]"), WireError::EmptyBatch);
+        assert_eq!(err(r#"{"id":1,"method":"ping"}"#), WireError::MissingJsonrpc);
+        assert_eq!(
+            err(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
+            WireError::WrongJsonrpc {
+                found: "\"1.0\"".into()
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":2.0,"id":1,"method":"ping"}"#),
+            WireError::WrongJsonrpc {
+                found: "2.0".into()
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            WireError::NullRequestId
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#),
+            WireError::IdWrongType {
+                found: JsonKind::Object
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
+            WireError::IdWrongType {
+                found: JsonKind::Float
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":7}"#),
+            WireError::MethodNotString {
+                found: JsonKind::Integer
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}"#),
+            WireError::ParamsWrongType {
+                found: JsonKind::String
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":""}}"#),
+            WireError::ResultAndError
+        );
+        assert_eq!(err(r#"{"jsonrpc":"2.0","id":1}"#), WireError::NotAMessage);
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","result":{}}"#),
+            WireError::ResultWithoutId
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"error":{"message":"x"}}"#),
+            WireError::ErrorCodeMissing
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"error":{"code":"-32600","message":"x"}}"#),
+            WireError::ErrorCodeNotInteger {
+                found: JsonKind::String
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-1.5,"message":"x"}}"#),
+            WireError::ErrorCodeNotInteger {
+                found: JsonKind::Float
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#),
+            WireError::ErrorMessageMissing
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"error":"boom"}"#),
+            WireError::ErrorNotObject {
+                found: JsonKind::String
+            }
+        );
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{}}"#),
+            WireError::MethodWithResponseMembers
+        );
+        assert_eq!(
+            parse(&[b'{', 0xff, b'}']).unwrap_err(),
+            WireError::NotUtf8 { valid_up_to: 1 }
+        );
+    }
+
+    #[test]
+    fn lone_surrogates_and_deep_nesting_are_errors_not_panics() {
+        assert!(matches!(
+            err(r#"{"jsonrpc":"2.0","id":"\ud800","method":"x"}"#),
+            WireError::NotJson { .. }
+        ));
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        assert!(matches!(err(&deep), WireError::NotJson { .. }));
+    }
+
+    #[test]
+    fn ids_compare_exactly() {
+        assert_ne!(RequestId::from(5), RequestId::from("5"));
+        let big = parse(br#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#).unwrap();
+        assert!(matches!(big, Message::Response(r) if matches!(r.id(), ResponseId::Id(RequestId::Number(IdNumber::Unsigned(u64::MAX))))));
+    }
+
+    #[test]
+    fn builders_round_trip() {
+        let id = RequestId::from(3);
+        let frames = [
+            request(&id, "tools/list", Some(json!({"cursor": "c"}))),
+            notification("notifications/initialized", None),
+            success(&id, json!({})),
+            error(Some(&id), METHOD_NOT_FOUND, "no", Some(json!({"m": 1}))),
+            error(None, PARSE_ERROR, "bad", None),
+        ];
+        for frame in frames {
+            let line = to_line(&frame);
+            assert_eq!(line.last(), Some(&b'\n'));
+            let m = parse(&line).unwrap();
+            assert_eq!(m.to_value(), frame);
+            assert_eq!(parse(&m.to_bytes()).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn excerpt_cuts_on_char_boundary() {
+        assert_eq!(excerpt(b"abc\n", 10), "abc");
+        let s = "é".repeat(10);
+        let e = excerpt(s.as_bytes(), 5);
+        assert!(e.starts_with("éé…"), "{e}");
+    }
+}
