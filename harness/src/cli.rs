@@ -185,9 +185,7 @@ pub fn main() -> i32 {
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp
                 | clap::error::ErrorKind::DisplayVersion
-                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                    exit::SUCCESS
-                }
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => exit::SUCCESS,
                 _ => exit::USAGE,
             };
         }
@@ -244,7 +242,11 @@ pub fn main() -> i32 {
                 ProtocolVersion::LATEST_WITH_INITIALIZE,
             );
             config.timeout = Duration::from_millis(5_000);
-            block_on_run(&config, args.output.report_json.as_deref(), args.output.quiet)
+            block_on_run(
+                &config,
+                args.output.report_json.as_deref(),
+                args.output.quiet,
+            )
         }
     }
 }
@@ -367,9 +369,7 @@ fn explain(code: Option<&str>) -> i32 {
                 exit::SUCCESS
             }
             None => {
-                eprintln!(
-                    "mcp-chaos: no invariant {code:?}; run `mcp-chaos explain` to list them"
-                );
+                eprintln!("mcp-chaos: no invariant {code:?}; run `mcp-chaos explain` to list them");
                 exit::USAGE
             }
         },

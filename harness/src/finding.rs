@@ -170,6 +170,13 @@ pub struct Finding {
     pub fault: Option<Value>,
     /// The probe that produced the exchange, e.g. `malformed JSON`.
     pub probe: String,
+    /// How many times this finding was seen in the run (identical findings are reported once).
+    #[serde(default = "one")]
+    pub occurrences: u64,
+}
+
+fn one() -> u64 {
+    1
 }
 
 impl Finding {
@@ -198,12 +205,34 @@ impl Finding {
             response: None,
             fault: None,
             probe: String::new(),
+            occurrences: 1,
+        }
+    }
+
+    /// The key under which identical findings are merged in a run: noise on stdout and
+    /// oversize frames are one finding per run however often they happen; anything else is
+    /// distinct per tool, probe and message.
+    pub fn dedupe_key(&self) -> String {
+        if self.code == STDOUT_NOT_PROTOCOL.code || self.code == OVERSIZE_FRAME.code {
+            format!("{}|{}", self.code, self.severity)
+        } else {
+            format!(
+                "{}|{}|{}|{}|{}",
+                self.code,
+                self.severity,
+                self.tool.as_deref().unwrap_or(""),
+                self.probe,
+                self.message
+            )
         }
     }
 
     /// Sets the spec link to a specific page of the version's specification.
     pub fn with_spec_page(mut self, page: &str) -> Finding {
-        if let Ok(v) = self.protocol_version.parse::<crate::protocol::ProtocolVersion>() {
+        if let Ok(v) = self
+            .protocol_version
+            .parse::<crate::protocol::ProtocolVersion>()
+        {
             self.spec = v.spec(page);
         }
         self

@@ -82,7 +82,9 @@ impl fmt::Display for ProtocolVersion {
 
 /// The error for a version string that is not one of [`ProtocolVersion::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown MCP protocol version {0:?} (known: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)")]
+#[error(
+    "unknown MCP protocol version {0:?} (known: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)"
+)]
 pub struct UnknownVersion(pub String);
 
 impl FromStr for ProtocolVersion {

@@ -312,7 +312,10 @@ impl fmt::Display for WireError {
                 reason,
             } => write!(f, "not JSON: {reason} at line {line} column {column}"),
             WireError::NotAnObject { found } => {
-                write!(f, "not a JSON-RPC message: the JSON is {found}, not an object")
+                write!(
+                    f,
+                    "not a JSON-RPC message: the JSON is {found}, not an object"
+                )
             }
             WireError::EmptyBatch => f.write_str("empty batch: an empty array is not a message"),
             WireError::MissingJsonrpc => f.write_str("no \"jsonrpc\" member (must be \"2.0\")"),
@@ -796,7 +799,9 @@ mod tests {
     #[test]
     fn classifies_the_five_kinds() {
         let m = parse(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
-        assert!(matches!(&m, Message::Request(r) if r.id() == &RequestId::from(1) && r.method() == "ping"));
+        assert!(
+            matches!(&m, Message::Request(r) if r.id() == &RequestId::from(1) && r.method() == "ping")
+        );
         let m = parse(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
         assert!(
             matches!(&m, Message::Notification(n) if n.method() == "notifications/initialized")
@@ -805,8 +810,8 @@ mod tests {
         assert!(
             matches!(&m, Message::Response(r) if !r.is_error() && r.id() == &ResponseId::Id("a".into()))
         );
-        let m = parse(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#)
-            .unwrap();
+        let m =
+            parse(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#).unwrap();
         match &m {
             Message::Response(r) => {
                 assert_eq!(r.id(), &ResponseId::Null);
@@ -818,7 +823,10 @@ mod tests {
         match &m {
             Message::Batch(b) => {
                 assert_eq!(b.items().len(), 2);
-                assert!(matches!(b.items()[0], BatchItem::Valid(Message::Response(_))));
+                assert!(matches!(
+                    b.items()[0],
+                    BatchItem::Valid(Message::Response(_))
+                ));
                 assert!(matches!(
                     b.items()[1],
                     BatchItem::Invalid {
@@ -849,7 +857,10 @@ mod tests {
             }
         );
         assert_eq!(err("[]"), WireError::EmptyBatch);
-        assert_eq!(err(r#"{"id":1,"method":"ping"}"#), WireError::MissingJsonrpc);
+        assert_eq!(
+            err(r#"{"id":1,"method":"ping"}"#),
+            WireError::MissingJsonrpc
+        );
         assert_eq!(
             err(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#),
             WireError::WrongJsonrpc {
@@ -949,7 +960,9 @@ mod tests {
     fn ids_compare_exactly() {
         assert_ne!(RequestId::from(5), RequestId::from("5"));
         let big = parse(br#"{"jsonrpc":"2.0","id":18446744073709551615,"result":{}}"#).unwrap();
-        assert!(matches!(big, Message::Response(r) if matches!(r.id(), ResponseId::Id(RequestId::Number(IdNumber::Unsigned(u64::MAX))))));
+        assert!(
+            matches!(big, Message::Response(r) if matches!(r.id(), ResponseId::Id(RequestId::Number(IdNumber::Unsigned(u64::MAX)))))
+        );
     }
 
     #[test]

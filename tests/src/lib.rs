@@ -1,1 +1,128 @@
-//! Fixture MCP servers and end-to-end test helpers for mcp-chaos.
+//! Helpers for mcp-chaos's end-to-end tests: locate the `mcp-chaos` binary and the fixture
+//! server binary, run a campaign, and read its JSON report.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// The path of a binary of this workspace built with the same profile as the running test
+/// (`target/<profile>/<name>`). When it is missing (for example `cargo test -p
+/// mcp-chaos-tests` alone), it is built once with `cargo build`.
+pub fn workspace_bin(name: &str, package: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary has a path");
+    // target/<profile>/deps/<test> → target/<profile>
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary lives in target/<profile>/deps");
+    let path = dir.join(name);
+    if !path.exists() {
+        static BUILD: OnceLock<()> = OnceLock::new();
+        BUILD.get_or_init(|| {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "-p", package, "--bin", name]);
+            if dir.ends_with("release") {
+                cmd.arg("--release");
+            }
+            let status = cmd.status().expect("cargo build runs");
+            assert!(status.success(), "building {name} failed");
+        });
+    }
+    path
+}
+
+/// The `mcp-chaos` binary.
+pub fn mcp_chaos() -> PathBuf {
+    workspace_bin("mcp-chaos", "mcp-chaos")
+}
+
+/// The fixture server binary.
+pub fn fixture() -> PathBuf {
+    workspace_bin("mcp-chaos-fixture", "mcp-chaos-tests")
+}
+
+/// The fixture's command line with `flaws` planted.
+pub fn fixture_command(flaws: &[&str]) -> String {
+    let mut words = vec![fixture().to_string_lossy().into_owned()];
+    for flaw in flaws {
+        words.push(format!("--flaw={flaw}"));
+    }
+    words.join(" ")
+}
+
+/// The result of one `mcp-chaos` invocation.
+#[derive(Debug)]
+pub struct ChaosRun {
+    /// The exit code (`-1` if killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+    /// The JSON report, when one was written.
+    pub report: Option<Value>,
+}
+
+impl ChaosRun {
+    /// The distinct invariant names of the findings, sorted.
+    pub fn invariants(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .findings()
+            .iter()
+            .filter_map(|f| f["invariant"].as_str().map(str::to_owned))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The findings of the report (empty without a report).
+    pub fn findings(&self) -> Vec<Value> {
+        self.report
+            .as_ref()
+            .and_then(|r| r["findings"].as_array().cloned())
+            .unwrap_or_default()
+    }
+
+    /// The findings of one severity.
+    pub fn with_severity(&self, severity: &str) -> Vec<Value> {
+        self.findings()
+            .into_iter()
+            .filter(|f| f["severity"] == severity)
+            .collect()
+    }
+}
+
+/// Runs `mcp-chaos` with `args`, adding `--report-json` into a temporary directory, and reads
+/// the report back.
+pub fn run_chaos(args: &[&str]) -> ChaosRun {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let report = dir.path().join("report.json");
+    let mut cmd = Command::new(mcp_chaos());
+    cmd.args(args);
+    let wants_report = args.first().is_some_and(|a| *a == "run" || *a == "demo");
+    if wants_report {
+        cmd.arg("--report-json").arg(&report).arg("--quiet");
+    }
+    let out: Output = cmd.output().expect("mcp-chaos runs");
+    ChaosRun {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        report: std::fs::read_to_string(&report)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok()),
+    }
+}
+
+/// Whether any process whose command line contains `marker` is running.
+pub fn process_running(marker: &str) -> bool {
+    Command::new("pgrep")
+        .args(["-f", marker])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}

@@ -10,15 +10,27 @@
 use super::{Context, finding};
 use crate::finding::{Finding, Severity, WRONG_ERROR_CODE};
 use crate::session::{Exchange, Probe};
-use crate::wire::{self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, PARSE_ERROR, ResponseId};
+use crate::wire::{
+    self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, Message, PARSE_ERROR, ResponseId,
+};
 
 /// Judges the error code of the answer to each protocol probe.
 pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
     let (want, wrong_code_severity, result_severity) = match &ex.probe {
         Probe::ParseError => (PARSE_ERROR, Severity::Violation, None),
-        Probe::InvalidRequest { .. } => (INVALID_REQUEST, Severity::Violation, Some(Severity::Warning)),
-        Probe::UnknownMethod { .. } => (METHOD_NOT_FOUND, Severity::Violation, Some(Severity::Violation)),
-        Probe::InvalidCallParams { .. } => (INVALID_PARAMS, Severity::Warning, Some(Severity::Warning)),
+        Probe::InvalidRequest { .. } => (
+            INVALID_REQUEST,
+            Severity::Violation,
+            Some(Severity::Warning),
+        ),
+        Probe::UnknownMethod { .. } => (
+            METHOD_NOT_FOUND,
+            Severity::Violation,
+            Some(Severity::Violation),
+        ),
+        Probe::InvalidCallParams { .. } => {
+            (INVALID_PARAMS, Severity::Warning, Some(Severity::Warning))
+        }
         // A result for an unknown tool is judged by unknown-tool-not-protocol-error.
         Probe::UnknownTool { .. } => (INVALID_PARAMS, Severity::Warning, None),
         _ => return Vec::new(),
@@ -27,7 +39,9 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
     // or absent id.
     let answer = ex.response().or_else(|| {
         ex.frames().find_map(|(_, f)| match &f.message {
-            Ok(Message::Response(r)) if matches!(r.id(), ResponseId::Null | ResponseId::Absent) => Some(r),
+            Ok(Message::Response(r)) if matches!(r.id(), ResponseId::Null | ResponseId::Absent) => {
+                Some(r)
+            }
             _ => None,
         })
     });

@@ -9,13 +9,20 @@ use crate::session::{Exchange, Outcome};
 /// Judges the liveness probe `ping` that followed `previous`. `stderr` is the server's recent
 /// stderr, quoted in a `server-died` finding.
 pub fn check(ctx: &Context, previous: &Exchange, ping: &Exchange, stderr: &str) -> Vec<Finding> {
-    let died = previous.exited().or(ping.exited()).cloned().or(match &ping.outcome {
-        Outcome::Gone(status) => status.clone(),
-        _ => None,
-    });
+    let died = previous
+        .exited()
+        .or(ping.exited())
+        .cloned()
+        .or(match &ping.outcome {
+            Outcome::Gone(status) => status.clone(),
+            _ => None,
+        });
     let gone = died.is_some() || matches!(ping.outcome, Outcome::Gone(_) | Outcome::SendFailed(_));
     if gone {
-        let how = died.map_or_else(|| "closed its stdio".to_owned(), |s| format!("exited ({s})"));
+        let how = died.map_or_else(
+            || "closed its stdio".to_owned(),
+            |s| format!("exited ({s})"),
+        );
         let tail = last_lines(stderr, 6);
         let stderr_note = if tail.is_empty() {
             String::new()
@@ -27,7 +34,10 @@ pub fn check(ctx: &Context, previous: &Exchange, ping: &Exchange, stderr: &str) 
             Severity::Violation,
             ctx,
             previous,
-            format!("the server {how} after {}{stderr_note}", previous.probe.label()),
+            format!(
+                "the server {how} after {}{stderr_note}",
+                previous.probe.label()
+            ),
         )];
     }
     if ping.outcome == Outcome::NoAnswer {

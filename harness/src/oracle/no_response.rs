@@ -54,7 +54,9 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
         }
         (probe, Expect::Fenced, Outcome::Fenced) => {
             let answered = ex.frames().any(|(_, f)| match &f.message {
-                Ok(Message::Response(r)) => matches!(r.id(), ResponseId::Null | ResponseId::Absent) || r.is_error(),
+                Ok(Message::Response(r)) => {
+                    matches!(r.id(), ResponseId::Null | ResponseId::Absent) || r.is_error()
+                }
                 Ok(Message::Batch(_)) => true,
                 _ => false,
             });
@@ -66,7 +68,8 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
                 Probe::InvalidRequest { what, .. } => {
                     dropped_frame(&format!("an invalid request ({what})"))
                 }
-                Probe::Batch { defined: true, .. } => vec![finding(
+                Probe::Batch { defined: true, .. } => {
+                    vec![finding(
                     &NO_RESPONSE,
                     Severity::Violation,
                     ctx,
@@ -77,7 +80,8 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
                         ctx.version
                     ),
                 )
-                .with_spec_page("basic#batching")],
+                .with_spec_page("basic#batching")]
+                }
                 Probe::Batch { defined: false, .. } => dropped_frame("a JSON-RPC batch"),
                 _ => Vec::new(),
             }

@@ -16,12 +16,9 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
     if !matches!(ex.probe, Probe::Notification { .. } | Probe::Initialized) {
         return Vec::new();
     }
-    let reply = ex.frames().find(|(_, f)| {
-        matches!(
-            &f.message,
-            Ok(Message::Response(_)) | Ok(Message::Batch(_))
-        )
-    });
+    let reply = ex
+        .frames()
+        .find(|(_, f)| matches!(&f.message, Ok(Message::Response(_)) | Ok(Message::Batch(_))));
     match reply {
         Some((_, frame)) => {
             let mut f = finding(

@@ -21,7 +21,9 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
                      JSON type is a different id"
                 ),
                 ResponseId::Id(other) => {
-                    format!("request id {id} was answered with id {other}, which matches no request")
+                    format!(
+                        "request id {id} was answered with id {other}, which matches no request"
+                    )
                 }
                 ResponseId::Null | ResponseId::Absent if !or_null => format!(
                     "request id {id} was answered with id {rid}, although the id was readable; \

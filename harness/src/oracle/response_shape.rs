@@ -38,7 +38,9 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
                         Severity::Violation,
                         ctx,
                         ex,
-                        format!("an element of a batch the server sent is not valid JSON-RPC 2.0: {error}"),
+                        format!(
+                            "an element of a batch the server sent is not valid JSON-RPC 2.0: {error}"
+                        ),
                     );
                     f.response = Some(frame.excerpt(super::EXCERPT_BYTES));
                     findings.push(f);
@@ -72,7 +74,10 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
         Some("initialize") => initialize_result(result),
         Some("ping") => match result {
             Value::Object(_) => Vec::new(),
-            other => vec![format!("the ping result is {}, not an (empty) object", kind(other))],
+            other => vec![format!(
+                "the ping result is {}, not an (empty) object",
+                kind(other)
+            )],
         },
         Some("tools/list") => list_tools_result(result, ctx.version),
         Some("tools/call") => call_tool_result(result, ctx.version),
@@ -165,14 +170,20 @@ pub fn list_tools_result(result: &Value, version: ProtocolVersion) -> Vec<String
                     out.push(format!("{path}inputSchema.type is not \"object\""));
                 }
             }
-            Some(other) => out.push(format!("{path}inputSchema is {}, not an object", kind(other))),
+            Some(other) => out.push(format!(
+                "{path}inputSchema is {}, not an object",
+                kind(other)
+            )),
             None => out.push(format!("{path}inputSchema is missing")),
         }
         if version.rules().structured_content
             && let Some(schema) = tool.get("outputSchema")
             && !schema.is_object()
         {
-            out.push(format!("{path}outputSchema is {}, not an object", kind(schema)));
+            out.push(format!(
+                "{path}outputSchema is {}, not an object",
+                kind(schema)
+            ));
         }
     }
     if let Some(cursor) = result.get("nextCursor")
@@ -271,25 +282,65 @@ mod tests {
     fn call_tool_result_shapes() {
         let v = ProtocolVersion::V2025_11_25;
         assert!(call_tool_result(&json!({"content": []}), v).is_empty());
-        assert!(call_tool_result(&json!({"content": [{"type": "text", "text": "hi"}], "isError": true}), v).is_empty());
-        assert_eq!(call_tool_result(&json!({"structuredContent": {}}), v).len(), 1);
-        assert_eq!(call_tool_result(&json!({"content": [], "isError": "yes"}), v).len(), 1);
-        assert_eq!(call_tool_result(&json!({"content": [{"type": "text"}]}), v).len(), 1);
-        assert_eq!(call_tool_result(&json!({"content": [], "structuredContent": [1]}), v).len(), 1);
-        assert!(call_tool_result(&json!({"content": [], "structuredContent": [1]}), ProtocolVersion::V2026_07_28).is_empty());
+        assert!(
+            call_tool_result(
+                &json!({"content": [{"type": "text", "text": "hi"}], "isError": true}),
+                v
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            call_tool_result(&json!({"structuredContent": {}}), v).len(),
+            1
+        );
+        assert_eq!(
+            call_tool_result(&json!({"content": [], "isError": "yes"}), v).len(),
+            1
+        );
+        assert_eq!(
+            call_tool_result(&json!({"content": [{"type": "text"}]}), v).len(),
+            1
+        );
+        assert_eq!(
+            call_tool_result(&json!({"content": [], "structuredContent": [1]}), v).len(),
+            1
+        );
+        assert!(
+            call_tool_result(
+                &json!({"content": [], "structuredContent": [1]}),
+                ProtocolVersion::V2026_07_28
+            )
+            .is_empty()
+        );
         // resource_link does not exist before 2025-06-18.
         let link = json!({"content": [{"type": "resource_link", "uri": "file:///a", "name": "a"}]});
         assert!(call_tool_result(&link, v).is_empty());
-        assert_eq!(call_tool_result(&link, ProtocolVersion::V2025_03_26).len(), 1);
+        assert_eq!(
+            call_tool_result(&link, ProtocolVersion::V2025_03_26).len(),
+            1
+        );
     }
 
     #[test]
     fn list_tools_and_initialize_shapes() {
         let v = ProtocolVersion::V2025_11_25;
-        assert!(list_tools_result(&json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}), v).is_empty());
-        assert_eq!(list_tools_result(&json!({"tools": [{"name": "a"}]}), v).len(), 1);
+        assert!(
+            list_tools_result(
+                &json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}),
+                v
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            list_tools_result(&json!({"tools": [{"name": "a"}]}), v).len(),
+            1
+        );
         assert_eq!(list_tools_result(&json!({}), v).len(), 1);
         assert!(initialize_result(&json!({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}})).is_empty());
-        assert_eq!(initialize_result(&json!({"protocolVersion": 1, "capabilities": {}, "serverInfo": {}})).len(), 3);
+        assert_eq!(
+            initialize_result(&json!({"protocolVersion": 1, "capabilities": {}, "serverInfo": {}}))
+                .len(),
+            3
+        );
     }
 }

@@ -82,7 +82,8 @@ impl Progress {
 
 /// The summary of a report, as text (styled when `color`).
 pub fn render(report: &Report, color: bool) -> String {
-    let s = |text: String, f: fn(console::StyledObject<String>) -> console::StyledObject<String>| {
+    let s = |text: String,
+             f: fn(console::StyledObject<String>) -> console::StyledObject<String>| {
         if color {
             f(style(text)).to_string()
         } else {
@@ -91,19 +92,28 @@ pub fn render(report: &Report, color: bool) -> String {
     };
     let mut out = String::new();
     let info = &report.server.server_info;
-    let name = info.get("name").and_then(|v| v.as_str()).unwrap_or("server");
+    let name = info
+        .get("name")
+        .and_then(|v| v.as_str())
+        .unwrap_or("server");
     let version = info.get("version").and_then(|v| v.as_str()).unwrap_or("");
     let _ = writeln!(
         out,
         "{} {name} {version} (protocol {})",
-        s(format!("mcp-chaos {}:", report.mcp_chaos_version), |x| x.bold()),
+        s(format!("mcp-chaos {}:", report.mcp_chaos_version), |x| x
+            .bold()),
         if report.server.protocol_version.is_empty() {
             "?"
         } else {
             &report.server.protocol_version
         }
     );
-    if let Some(cmd) = report.server.command.as_ref().or(report.server.url.as_ref()) {
+    if let Some(cmd) = report
+        .server
+        .command
+        .as_ref()
+        .or(report.server.url.as_ref())
+    {
         let _ = writeln!(out, "  server: {cmd}");
     }
     let sum = &report.summary;
@@ -143,8 +153,17 @@ pub fn render(report: &Report, color: bool) -> String {
             );
             let _ = writeln!(out, "    {}", inv.summary);
             for f in group.iter().take(5) {
-                let tool = f.tool.as_deref().map(|t| format!("[{t}] ")).unwrap_or_default();
-                let _ = writeln!(out, "    - {tool}{}", f.message);
+                let tool = f
+                    .tool
+                    .as_deref()
+                    .map(|t| format!("[{t}] "))
+                    .unwrap_or_default();
+                let times = if f.occurrences > 1 {
+                    format!(" (×{})", f.occurrences)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(out, "    - {tool}{}{times}", f.message);
                 if let Some(req) = &f.request {
                     let _ = writeln!(out, "        sent:     {}", one_line(req, 160));
                 }
@@ -152,11 +171,19 @@ pub fn render(report: &Report, color: bool) -> String {
                     let _ = writeln!(out, "        received: {}", one_line(resp, 160));
                 }
                 if let Some(fault) = &f.fault {
-                    let _ = writeln!(out, "        fault:    {}", one_line(&fault.to_string(), 160));
+                    let _ = writeln!(
+                        out,
+                        "        fault:    {}",
+                        one_line(&fault.to_string(), 160)
+                    );
                 }
             }
             if group.len() > 5 {
-                let _ = writeln!(out, "    … and {} more (see --report-json)", group.len() - 5);
+                let _ = writeln!(
+                    out,
+                    "    … and {} more (see --report-json)",
+                    group.len() - 5
+                );
             }
             if let Some(first) = group.first() {
                 let _ = writeln!(out, "    spec: {}", first.spec);
@@ -172,10 +199,9 @@ pub fn render(report: &Report, color: bool) -> String {
             |x| x.red().bold(),
         )
     } else if sum.warnings > 0 {
-        s(
-            format!("\nPASS with {} warning(s)", sum.warnings),
-            |x| x.yellow().bold(),
-        )
+        s(format!("\nPASS with {} warning(s)", sum.warnings), |x| {
+            x.yellow().bold()
+        })
     } else {
         s("\nPASS: no findings".to_owned(), |x| x.green().bold())
     };

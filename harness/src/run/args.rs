@@ -13,12 +13,17 @@ pub const CLOSED_LOOPBACK_URL: &str = "http://127.0.0.1:9/mcp-chaos";
 /// as `url`, `uri`, `endpoint`, `href`, `link`, `*_url`, `*Url`.
 pub fn is_url_property(name: &str, schema: &Value) -> bool {
     let format = schema.get("format").and_then(Value::as_str).unwrap_or("");
-    if matches!(format, "uri" | "url" | "uri-reference" | "iri" | "iri-reference") {
+    if matches!(
+        format,
+        "uri" | "url" | "uri-reference" | "iri" | "iri-reference"
+    ) {
         return true;
     }
     let lower = name.to_ascii_lowercase();
-    matches!(lower.as_str(), "url" | "uri" | "endpoint" | "href" | "link" | "webhook")
-        || lower.ends_with("_url")
+    matches!(
+        lower.as_str(),
+        "url" | "uri" | "endpoint" | "href" | "link" | "webhook"
+    ) || lower.ends_with("_url")
         || lower.ends_with("-url")
         || lower.ends_with("_uri")
         || name.ends_with("Url")
@@ -42,7 +47,11 @@ fn value_for(name: &str, schema: &Value, url: &str, depth: usize) -> Value {
     if let Some(c) = schema.get("const") {
         return c.clone();
     }
-    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
         return first.clone();
     }
     let ty = schema_type(schema);
@@ -62,10 +71,12 @@ fn value_for(name: &str, schema: &Value, url: &str, depth: usize) -> Value {
             return v.clone();
         }
     }
-    if let Some(branch) = ["anyOf", "oneOf"]
-        .iter()
-        .find_map(|k| schema.get(*k).and_then(Value::as_array).and_then(|a| a.first()))
-    {
+    if let Some(branch) = ["anyOf", "oneOf"].iter().find_map(|k| {
+        schema
+            .get(*k)
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+    }) {
         return value_for(name, branch, url, depth + 1);
     }
     match ty {
@@ -133,10 +144,22 @@ fn number_in(schema: &Value, preferred: f64) -> f64 {
         .and_then(Value::as_f64);
     let mut v = preferred;
     if let Some(min) = min {
-        v = v.max(min + if schema.get("exclusiveMinimum").is_some() { 1.0 } else { 0.0 });
+        v = v.max(
+            min + if schema.get("exclusiveMinimum").is_some() {
+                1.0
+            } else {
+                0.0
+            },
+        );
     }
     if let Some(max) = max {
-        v = v.min(max - if schema.get("exclusiveMaximum").is_some() { 1.0 } else { 0.0 });
+        v = v.min(
+            max - if schema.get("exclusiveMaximum").is_some() {
+                1.0
+            } else {
+                0.0
+            },
+        );
     }
     v
 }
@@ -155,7 +178,10 @@ fn string_for(schema: &Value) -> String {
     };
     let mut s = base.to_owned();
     let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
-    let max = schema.get("maxLength").and_then(Value::as_u64).map(|m| m as usize);
+    let max = schema
+        .get("maxLength")
+        .and_then(Value::as_u64)
+        .map(|m| m as usize);
     while s.chars().count() < min.min(4096) {
         s.push('x');
     }

@@ -285,10 +285,14 @@ impl InvalidRequest {
         let idv = id.to_value();
         match self {
             InvalidRequest::NoJsonrpc => (json!({"id": idv, "method": "ping"}), Some(id)),
-            InvalidRequest::WrongJsonrpc => {
-                (json!({"jsonrpc": "1.0", "id": idv, "method": "ping"}), Some(id))
-            }
-            InvalidRequest::NullId => (json!({"jsonrpc": "2.0", "id": null, "method": "ping"}), None),
+            InvalidRequest::WrongJsonrpc => (
+                json!({"jsonrpc": "1.0", "id": idv, "method": "ping"}),
+                Some(id),
+            ),
+            InvalidRequest::NullId => (
+                json!({"jsonrpc": "2.0", "id": null, "method": "ping"}),
+                None,
+            ),
             InvalidRequest::NoMethod => (json!({"jsonrpc": "2.0", "id": idv}), Some(id)),
             InvalidRequest::MethodNotString => {
                 (json!({"jsonrpc": "2.0", "id": idv, "method": 42}), Some(id))
@@ -354,7 +358,11 @@ pub fn protocol_steps() -> Vec<Step> {
         known: true,
     });
     steps.push(Step::UnknownTool);
-    steps.extend(InvalidCallParams::ALL.into_iter().map(Step::InvalidCallParams));
+    steps.extend(
+        InvalidCallParams::ALL
+            .into_iter()
+            .map(Step::InvalidCallParams),
+    );
     steps.push(Step::Batch);
     steps
 }
@@ -418,17 +426,24 @@ pub async fn execute(session: &mut Session, step: &Step, first_tool: Option<&str
                 what: kind.describe(),
             };
             let tool = first_tool.unwrap_or(UNKNOWN_TOOL);
-            session.request(probe, "tools/call", kind.params(tool)).await
+            session
+                .request(probe, "tools/call", kind.params(tool))
+                .await
         }
         Step::Batch => {
             let (a, b) = (session.next_id(), session.next_id());
-            let frame = json!([wire::request(&a, "ping", None), wire::request(&b, "ping", None)]);
+            let frame = json!([
+                wire::request(&a, "ping", None),
+                wire::request(&b, "ping", None)
+            ]);
             let defined = session.version().rules().batches;
             let probe = Probe::Batch {
                 ids: vec![a, b],
                 defined,
             };
-            session.send(probe, wire::to_line(&frame), Expect::Fenced).await
+            session
+                .send(probe, wire::to_line(&frame), Expect::Fenced)
+                .await
         }
         Step::CallTool { tool, arguments } => {
             let probe = Probe::ToolCall {
@@ -444,14 +459,17 @@ pub async fn execute(session: &mut Session, step: &Step, first_tool: Option<&str
 ///
 /// Errors (exit code 2) only when the server cannot be started or initialized at the start;
 /// a server that dies later is a finding, and is restarted up to `max_restarts` times.
-pub async fn run(config: &RunConfig, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
+pub async fn run(
+    config: &RunConfig,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> Result<Report, RunError> {
     let mut campaign = Campaign {
         config,
         on_event,
         session: None,
         negotiated: None,
         findings: Vec::new(),
-        seen: std::collections::HashSet::new(),
+        seen: std::collections::HashMap::new(),
         summary: Summary::default(),
         started: Instant::now(),
         gave_up: false,
@@ -510,7 +528,7 @@ struct Campaign<'a> {
     session: Option<Session>,
     negotiated: Option<Negotiated>,
     findings: Vec<Finding>,
-    seen: std::collections::HashSet<(String, Severity, Option<String>, String, String)>,
+    seen: std::collections::HashMap<String, usize>,
     summary: Summary,
     started: Instant,
     gave_up: bool,
@@ -567,16 +585,15 @@ impl Campaign<'_> {
 
     fn add(&mut self, findings: Vec<Finding>) {
         for f in findings {
-            let key = (
-                f.code.clone(),
-                f.severity,
-                f.tool.clone(),
-                f.probe.clone(),
-                f.message.clone(),
-            );
-            if self.seen.insert(key) {
-                (self.on_event)(&Event::Finding { finding: &f });
-                self.findings.push(f);
+            match self.seen.entry(f.dedupe_key()) {
+                std::collections::hash_map::Entry::Occupied(at) => {
+                    self.findings[*at.get()].occurrences += 1;
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(self.findings.len());
+                    (self.on_event)(&Event::Finding { finding: &f });
+                    self.findings.push(f);
+                }
             }
         }
     }

@@ -276,10 +276,8 @@ impl Exchange {
         wire::excerpt(&self.sent, max)
     }
 
-    /// The answer (or, failing that, the first frame received) as text, cut to `max` bytes.
+    /// The answer as text, cut to `max` bytes.
     pub fn response_excerpt(&self, max: usize) -> Option<String> {
-        self.answer_frame()
-            .or_else(|| self.frames().map(|(_, f)| f).next())
-            .map(|f| f.excerpt(max))
+        self.answer_frame().map(|f| f.excerpt(max))
     }
 }

@@ -256,11 +256,12 @@ impl Session {
             return make(received, Outcome::SendFailed(e.to_string()), bytes);
         }
         let fence = match &expect {
-            Expect::Fenced | Expect::Response { fence: true, .. } => match self.send_fence().await
-            {
-                Ok(id) => Some(id),
-                Err(e) => return make(received, Outcome::SendFailed(e), bytes),
-            },
+            Expect::Fenced | Expect::Response { fence: true, .. } => {
+                match self.send_fence().await {
+                    Ok(id) => Some(id),
+                    Err(e) => return make(received, Outcome::SendFailed(e), bytes),
+                }
+            }
             Expect::Response { fence: false, .. } => None,
         };
         let outcome = self.wait(&expect, fence, started, &mut received).await;
@@ -408,7 +409,9 @@ impl Session {
                 }
                 Some(ReceivedItem::Frame(frame))
             }
-            TransportEvent::Oversize { len, head, .. } => Some(ReceivedItem::Oversize { len, head }),
+            TransportEvent::Oversize { len, head, .. } => {
+                Some(ReceivedItem::Oversize { len, head })
+            }
             TransportEvent::Closed { .. } => Some(ReceivedItem::Closed),
             TransportEvent::Exited { status, .. } => Some(ReceivedItem::Exited(status)),
         }

@@ -316,11 +316,7 @@ async fn read_frames<R: AsyncRead + Unpin>(
     if let Some(event) = splitter.finish() {
         let _ = tx.send(event).await;
     }
-    let _ = tx
-        .send(TransportEvent::Closed {
-            at: Instant::now(),
-        })
-        .await;
+    let _ = tx.send(TransportEvent::Closed { at: Instant::now() }).await;
 }
 
 /// Incremental newline framing with a size limit (no I/O, so it is unit-testable).
@@ -520,7 +516,10 @@ mod tests {
         let pgid = t.pid();
         let outcome = t.shutdown().await;
         assert!(
-            matches!(outcome, ShutdownOutcome::Terminated(_) | ShutdownOutcome::Killed),
+            matches!(
+                outcome,
+                ShutdownOutcome::Terminated(_) | ShutdownOutcome::Killed
+            ),
             "{outcome:?}"
         );
         // Nothing is left in the group (allow the kernel a moment to reap the grandchild).

@@ -1,0 +1,229 @@
+//! Each invariant is proven both ways: the correct fixture is clean under every protocol
+//! version, and each planted flaw is caught as exactly its own invariant.
+
+use mcp_chaos_tests::{fixture_command, run_chaos};
+
+/// The correct fixture yields no finding at all under every handshake version.
+#[test]
+fn correct_fixture_is_clean_under_every_version() {
+    for version in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let run = run_chaos(&[
+            "run",
+            "--stdio",
+            &fixture_command(&[]),
+            "--protocol-version",
+            version,
+            "--timeout-ms",
+            "3000",
+        ]);
+        assert_eq!(
+            run.findings(),
+            Vec::<serde_json::Value>::new(),
+            "version {version}: {}{}",
+            run.stdout,
+            run.stderr
+        );
+        assert_eq!(run.code, 0, "version {version}: {}", run.stderr);
+        let report = run.report.expect("a report");
+        assert_eq!(report["server"]["protocol_version"], version);
+        assert!(report["summary"]["exchanges"].as_u64() > Some(20));
+    }
+}
+
+/// One planted flaw and what must be reported for it.
+struct Case {
+    flaw: &'static str,
+    extra: &'static [&'static str],
+    invariant: &'static str,
+    violation: bool,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        flaw: "unknown-tool-result",
+        extra: &[],
+        invariant: "unknown-tool-not-protocol-error",
+        violation: false,
+    },
+    Case {
+        flaw: "unknown-tool-success",
+        extra: &[],
+        invariant: "unknown-tool-not-protocol-error",
+        violation: true,
+    },
+    Case {
+        flaw: "wrong-error-codes",
+        extra: &[],
+        invariant: "wrong-error-code",
+        violation: true,
+    },
+    Case {
+        flaw: "drop-malformed",
+        extra: &[],
+        invariant: "no-response",
+        violation: false,
+    },
+    Case {
+        flaw: "ignore-unknown-method",
+        extra: &[],
+        invariant: "no-response",
+        violation: true,
+    },
+    Case {
+        flaw: "wrong-id",
+        extra: &[],
+        invariant: "response-id-mismatch",
+        violation: true,
+    },
+    Case {
+        flaw: "malformed-result",
+        extra: &[],
+        invariant: "malformed-response",
+        violation: true,
+    },
+    Case {
+        flaw: "reply-to-notification",
+        extra: &[],
+        invariant: "reply-to-notification",
+        violation: true,
+    },
+    Case {
+        flaw: "stdout-noise",
+        extra: &[],
+        invariant: "stdout-not-protocol",
+        violation: true,
+    },
+    Case {
+        flaw: "crash-on-malformed",
+        extra: &[],
+        invariant: "server-died",
+        violation: true,
+    },
+    Case {
+        flaw: "hang-on-notification",
+        extra: &[],
+        invariant: "not-alive",
+        violation: true,
+    },
+    Case {
+        flaw: "echo-version",
+        extra: &[],
+        invariant: "initialize-version",
+        violation: true,
+    },
+    Case {
+        flaw: "oversize",
+        extra: &["--max-frame-bytes", "1048576"],
+        invariant: "oversize-frame",
+        violation: true,
+    },
+    Case {
+        flaw: "no-batch",
+        extra: &["--protocol-version", "2025-03-26"],
+        invariant: "no-response",
+        violation: true,
+    },
+];
+
+fn check(case: &Case) {
+    let command = fixture_command(&[case.flaw]);
+    let mut args = vec!["run", "--stdio", &command, "--timeout-ms", "2000"];
+    args.extend_from_slice(case.extra);
+    let run = run_chaos(&args);
+    assert_eq!(
+        run.invariants(),
+        vec![case.invariant.to_owned()],
+        "flaw {}: {}",
+        case.flaw,
+        run.stdout
+    );
+    let violations = run.with_severity("violation");
+    assert_eq!(
+        !violations.is_empty(),
+        case.violation,
+        "flaw {}: {}",
+        case.flaw,
+        run.stdout
+    );
+    assert_eq!(run.code, i32::from(case.violation), "flaw {}", case.flaw);
+    // Every finding carries the fields the report promises.
+    for f in run.findings() {
+        for key in [
+            "code",
+            "invariant",
+            "severity",
+            "protocol_version",
+            "tool",
+            "message",
+            "spec",
+            "request",
+            "response",
+            "fault",
+        ] {
+            assert!(f.get(key).is_some(), "finding lacks {key}: {f}");
+        }
+        assert!(
+            f["spec"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("https://"))
+        );
+    }
+}
+
+macro_rules! flaw_tests {
+    ($($name:ident = $flaw:literal;)*) => {
+        $(
+            #[doc = concat!("The flaw `", $flaw, "` is caught as exactly its invariant.")]
+            #[test]
+            fn $name() {
+                let case = CASES.iter().find(|c| c.flaw == $flaw).expect("a case");
+                check(case);
+            }
+        )*
+
+        /// Every flaw the fixture has is covered by a test above.
+        #[test]
+        fn every_flaw_has_a_case() {
+            let tested = [$($flaw),*];
+            for flaw in mcp_chaos::fixture::Flaw::ALL {
+                assert!(tested.contains(&flaw.name()), "no e2e test for flaw {flaw}");
+                let case = CASES.iter().find(|c| c.flaw == flaw.name()).expect("a case");
+                assert_eq!(case.invariant, flaw.invariant());
+            }
+        }
+    };
+}
+
+flaw_tests! {
+    unknown_tool_result = "unknown-tool-result";
+    unknown_tool_success = "unknown-tool-success";
+    wrong_error_codes = "wrong-error-codes";
+    drop_malformed = "drop-malformed";
+    ignore_unknown_method = "ignore-unknown-method";
+    wrong_id = "wrong-id";
+    malformed_result = "malformed-result";
+    reply_to_notification = "reply-to-notification";
+    stdout_noise = "stdout-noise";
+    crash_on_malformed = "crash-on-malformed";
+    hang_on_notification = "hang-on-notification";
+    echo_version = "echo-version";
+    oversize = "oversize";
+    no_batch = "no-batch";
+}
+
+/// A batch the server drops is only a warning where the protocol does not define batches.
+#[test]
+fn dropped_batch_is_a_warning_outside_2025_03_26() {
+    let run = run_chaos(&[
+        "run",
+        "--stdio",
+        &fixture_command(&["no-batch"]),
+        "--protocol-version",
+        "2025-06-18",
+        "--timeout-ms",
+        "2000",
+    ]);
+    assert_eq!(run.invariants(), vec!["no-response".to_owned()]);
+    assert!(run.with_severity("violation").is_empty(), "{}", run.stdout);
+    assert_eq!(run.code, 0);
+}
