@@ -112,6 +112,12 @@ struct CommonArgs {
     #[arg(long = "env", value_name = "KEY=VALUE", value_parser = parse_env)]
     env: Vec<(String, String)>,
 
+    /// Start the server with an empty environment (keeping only PATH, HOME, LANG, LC_ALL,
+    /// TMPDIR and TZ) plus the --env variables, instead of inheriting mcp-chaos's. Use it in CI
+    /// so that no secret of the CI job can reach the server, and from there the report.
+    #[arg(long)]
+    clean_env: bool,
+
     /// The server's working directory.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
@@ -265,6 +271,7 @@ fn run_config(mut server: StdioConfig, args: &CommonArgs) -> RunConfig {
         server.env.extend(no_egress_env());
     }
     server.env.extend(args.env.iter().cloned());
+    server.clean_env = args.clean_env;
     server.cwd.clone_from(&args.cwd);
     server.max_frame_bytes = args.max_frame_bytes;
     let mut config = RunConfig::new(ServerSpec::Stdio(server), args.protocol_version);

@@ -82,7 +82,18 @@ pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
                 )
                 .with_spec_page("basic#batching")]
                 }
-                Probe::Batch { defined: false, .. } => dropped_frame("a JSON-RPC batch"),
+                Probe::Batch { defined: false, .. } => vec![finding(
+                    &NO_RESPONSE,
+                    Severity::Warning,
+                    ctx,
+                    ex,
+                    format!(
+                        "the server silently dropped a JSON-RPC batch of two pings; JSON-RPC 2.0 \
+                         asks for an array of responses, and since {} does not define batches \
+                         an error response (-32600) would also do",
+                        ctx.version
+                    ),
+                )],
                 _ => Vec::new(),
             }
         }

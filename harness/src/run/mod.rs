@@ -159,6 +159,8 @@ pub struct Summary {
     pub exchanges: u64,
     /// `tools/call` requests made.
     pub tool_calls: u64,
+    /// Tools the server listed.
+    pub tools: u64,
     /// Distinct violations found.
     pub violations: u64,
     /// Distinct warnings found.
@@ -502,6 +504,7 @@ pub async fn run(
             });
         }
     }
+    campaign.summary.tools = tools.len() as u64;
     (campaign.on_event)(&Event::Planned {
         tools: tools.len(),
         steps: steps.len() + usize::from(config.version_probe),

@@ -30,6 +30,9 @@ const OVERSIZE_HEAD_BYTES: usize = 256;
 /// than buffered without bound.
 const EVENT_CAPACITY: usize = 1024;
 
+/// The variables a clean environment keeps from mcp-chaos's own.
+pub const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ"];
+
 /// How to start a stdio server.
 #[derive(Debug, Clone)]
 pub struct StdioConfig {
@@ -39,6 +42,9 @@ pub struct StdioConfig {
     pub args: Vec<String>,
     /// Extra environment variables, added to the inherited environment (later entries win).
     pub env: Vec<(String, String)>,
+    /// Start from an empty environment instead of inheriting mcp-chaos's, keeping only
+    /// [`KEPT_ENV`] (so that a server that reports its environment cannot leak CI secrets).
+    pub clean_env: bool,
     /// The working directory; the current one when `None`.
     pub cwd: Option<PathBuf>,
     /// Largest frame accepted on stdout, in bytes.
@@ -74,6 +80,7 @@ impl StdioConfig {
             program: program.into(),
             args,
             env: Vec::new(),
+            clean_env: false,
             cwd: None,
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             stderr_bytes: DEFAULT_STDERR_BYTES,
@@ -108,6 +115,14 @@ impl StdioTransport {
     /// group. Must be called inside a Tokio runtime.
     pub fn spawn(config: StdioConfig) -> Result<StdioTransport, StartError> {
         let mut command = CommandWrap::with_new(&config.program, |c| {
+            if config.clean_env {
+                c.env_clear();
+                for key in KEPT_ENV {
+                    if let Some(value) = std::env::var_os(key) {
+                        c.env(key, value);
+                    }
+                }
+            }
             c.args(&config.args)
                 .envs(config.env.iter().map(|(k, v)| (k, v)))
                 .stdin(std::process::Stdio::piped())

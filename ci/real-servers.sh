@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs mcp-chaos against real MCP servers installed from npm and PyPI, and fails if mcp-chaos
+# errors (exit code other than 0 or 1), takes longer than 60 s on a server, or makes fewer
+# exchanges than twice the server's tool count.
+#
+# Usage: ci/real-servers.sh
+#   MCP_CHAOS_REAL_DIR  where the servers are installed (default <repo>/target/real-servers)
+#   MCP_CHAOS_BIN       the mcp-chaos binary (default: built with `cargo build -p mcp-chaos`)
+#   MCP_CHAOS_REPORTS   where the JSON reports go (default <repo>/target/real-servers/reports)
+#
+# Everything stays on loopback: servers run with --clean-env --no-egress, and
+# server-everything's URL-fetching tool is confined with GZIP_ALLOWED_DOMAINS=127.0.0.1.
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DIR="${MCP_CHAOS_REAL_DIR:-$REPO/target/real-servers}"
+REPORTS="${MCP_CHAOS_REPORTS:-$DIR/reports}"
+export MCP_CHAOS_REAL_DIR="$DIR"
+
+log() { printf '[real-servers] %s\n' "$*" >&2; }
+
+bash "$REPO/ci/install-real-servers.sh" >/dev/null
+
+if [[ -z "${MCP_CHAOS_BIN:-}" ]]; then
+  (cd "$REPO" && cargo build --quiet -p mcp-chaos --bin mcp-chaos)
+  MCP_CHAOS_BIN="$REPO/target/debug/mcp-chaos"
+fi
+mkdir -p "$REPORTS"
+
+failures=0
+# check NAME COMMAND [mcp-chaos args...]
+check() {
+  local name="$1" command="$2"; shift 2
+  local report="$REPORTS/$name.json" rc=0 start end
+  log "$name: mcp-chaos run --stdio \"$command\" $*"
+  start=$(date +%s)
+  timeout 120 "$MCP_CHAOS_BIN" run --stdio "$command" --clean-env --no-egress \
+    --report-json "$report" "$@" || rc=$?
+  end=$(date +%s)
+  if (( rc > 1 )); then
+    log "FAIL $name: mcp-chaos exited $rc"; failures=$((failures + 1)); return
+  fi
+  if (( end - start > 60 )); then
+    log "FAIL $name: took $((end - start)) s (limit 60 s)"; failures=$((failures + 1)); return
+  fi
+  if ! python3 - "$report" "$name" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+s = report["summary"]
+need = s["tools"] * 2
+print(f"[real-servers] {sys.argv[2]}: {s['tools']} tools, {s['exchanges']} exchanges, "
+      f"{s['tool_calls']} tool calls, {s['violations']} violations, {s['warnings']} warnings, "
+      f"{s['duration_ms']} ms", file=sys.stderr)
+for f in report["findings"]:
+    print(f"[real-servers]   {f['severity']:9} {f['code']} {f['invariant']}: {f['message']}", file=sys.stderr)
+sys.exit(0 if s["exchanges"] >= need and s["tools"] > 0 else 1)
+PY
+  then
+    log "FAIL $name: fewer exchanges than tools x 2, or no tools"; failures=$((failures + 1))
+  fi
+}
+
+NPM="$DIR/npm/node_modules/@modelcontextprotocol"
+VENV="$DIR/venv"
+
+check everything "node $NPM/server-everything/dist/index.js stdio" \
+  --env GZIP_ALLOWED_DOMAINS=127.0.0.1
+check time "$VENV/bin/mcp-server-time --local-timezone=Etc/UTC"
+
+if (( failures > 0 )); then
+  log "$failures server check(s) failed"
+  exit 1
+fi
+log "all real-server checks passed; reports in $REPORTS"
