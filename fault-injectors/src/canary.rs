@@ -38,6 +38,7 @@ pub struct Canaries {
     source_path: String,
     sql: String,
     python_frame: String,
+    python_location: String,
     java_frame: String,
     stack_trace: String,
 }
@@ -69,7 +70,8 @@ impl Canaries {
             pick(&mut rng, HEX, 16)
         );
         let line = rng.random_range(100..1000u32);
-        let python_frame = format!("File \"{source_path}\", line {line}, in fetch_upstream");
+        let python_location = format!("line {line}, in fetch_upstream_{}", pick(&mut rng, HEX, 6));
+        let python_frame = format!("File \"{source_path}\", {python_location}");
         let java_pkg = pick(&mut rng, b"abcdefghijklmnopqrstuvwxyz", 6);
         let java_line = rng.random_range(100..1000u32);
         let java_frame =
@@ -85,6 +87,7 @@ impl Canaries {
             source_path,
             sql,
             python_frame,
+            python_location,
             java_frame,
             stack_trace,
         }
@@ -121,9 +124,18 @@ impl Canaries {
         &self.sql
     }
 
-    /// The Python traceback frame line (`File "/srv/app/…/handler.py", line N, in …`).
+    /// The Python traceback frame line
+    /// (`File "/srv/app/…/handler.py", line N, in fetch_upstream_xxxxxx`). It contains
+    /// double quotes, which JSON escapes, so search for
+    /// [`python_location`](Canaries::python_location) instead.
     pub fn python_frame(&self) -> &str {
         &self.python_frame
+    }
+
+    /// The quote-free tail of the Python frame: `line N, in fetch_upstream_xxxxxx` (the
+    /// function name is unique per run).
+    pub fn python_location(&self) -> &str {
+        &self.python_location
     }
 
     /// The Java stack frame (`at com.xxxxxx.upstream.HttpGateway.execute(…)`).
@@ -138,11 +150,16 @@ impl Canaries {
         &self.stack_trace
     }
 
-    /// The exact, single-line, per-run unique strings to search for: API key, hostname,
-    /// private IP, source path, SQL, Python frame and Java frame (in that order).
+    /// The exact, per-run unique strings to search for: API key, hostname, private IP,
+    /// source path, SQL, Python location and Java frame (in that order).
     ///
-    /// Every failure response contains at least the hostname, IP, path, API key, SQL and
-    /// Java frame in its headers; error bodies contain all of them.
+    /// None of them contains a character that JSON, HTML text or HTTP headers would
+    /// escape (no double quotes, backslashes, `<`, `>`, `&` or control characters), so
+    /// each can be found verbatim both in raw bodies and in decoded text.
+    ///
+    /// Every failure response that has headers carries all but the Python location in
+    /// them ([`headers`](Canaries::headers)); every error, malformed-JSON and
+    /// wrong-content-type body contains all seven.
     pub fn strings(&self) -> [&str; 7] {
         [
             &self.api_key,
@@ -150,15 +167,13 @@ impl Canaries {
             &self.private_ip,
             &self.source_path,
             &self.sql,
-            &self.python_frame,
+            &self.python_location,
             &self.java_frame,
         ]
     }
 
     /// The canary strings that occur in `text`, in [`strings`](Canaries::strings) order.
     ///
-    /// Note that the source path is contained in the Python frame, so text containing the
-    /// frame reports both.
     pub fn find_in(&self, text: &str) -> Vec<&str> {
         self.strings()
             .into_iter()
@@ -214,8 +229,11 @@ mod tests {
                 .starts_with("Traceback (most recent call last):")
         );
         assert!(a.java_frame().starts_with("at com."));
+        assert!(a.python_frame().ends_with(a.python_location()));
         for s in a.strings() {
-            assert!(!s.contains('\n'), "{s:?}");
+            assert!(!s.contains(['"', '\\', '<', '>', '&', '\n', '\t']), "{s:?}");
+            let json = serde_json::to_string(s).expect("json");
+            assert_eq!(&json[1..json.len() - 1], s);
             assert!(a.stack_trace().contains(s) || s == a.api_key(), "{s}");
             assert!(!crate::fault::DEFAULT_OK_BODY.contains(s));
         }

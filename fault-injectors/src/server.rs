@@ -582,8 +582,9 @@ pub(crate) fn error_response(
 
 fn malformed_json_body(c: &Canaries) -> String {
     format!(
-        "{{\"status\":\"ok\",\"data\":{{\"id\":1,\"query\":\"{}\",\"items\":[{{\"name\":\"alpha\"}},{{\"name\":\n{}\n",
+        "{{\"status\":\"ok\",\"data\":{{\"id\":1,\"query\":\"{}\",\"token\":\"{}\",\"items\":[{{\"name\":\"alpha\"}},{{\"name\":\n{}\n",
         c.sql(),
+        c.api_key(),
         c.stack_trace()
     )
 }
