@@ -439,6 +439,31 @@ impl Fault {
         Fault::Gone
     }
 
+    /// `401 Unauthorized` (with `WWW-Authenticate`).
+    pub fn unauthorized() -> Fault {
+        Fault::Unauthorized
+    }
+
+    /// `403 Forbidden`.
+    pub fn forbidden() -> Fault {
+        Fault::Forbidden
+    }
+
+    /// `500 Internal Server Error`.
+    pub fn server_error() -> Fault {
+        Fault::ServerError
+    }
+
+    /// `502 Bad Gateway`.
+    pub fn bad_gateway() -> Fault {
+        Fault::BadGateway
+    }
+
+    /// `504 Gateway Timeout`.
+    pub fn gateway_timeout() -> Fault {
+        Fault::GatewayTimeout
+    }
+
     /// `429 Too Many Requests` with `Retry-After: retry_after_secs` (seconds).
     pub fn rate_limit(retry_after_secs: u64) -> Fault {
         Fault::RateLimited { retry_after_secs }

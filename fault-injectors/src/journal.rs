@@ -40,8 +40,10 @@ pub struct JournalEntry {
     pub host: Option<String>,
     /// Path and query (`/v1/items?page=2`); for `CONNECT`, the `host:port` authority.
     pub target: String,
-    /// The request headers of interest (see [`DEFAULT_JOURNAL_HEADERS`]), lower-case
-    /// names, values decoded lossily as UTF-8, in arrival order.
+    /// The request headers of interest (see [`DEFAULT_JOURNAL_HEADERS`]) that were
+    /// present: lower-case names, values decoded lossily as UTF-8, ordered as the list
+    /// of recorded headers (repeated headers keep their relative order). Values are
+    /// recorded verbatim, credentials included: they are the harness's own test secrets.
     pub headers: Vec<(String, String)>,
     /// Size of the request body, in bytes.
     pub body_bytes: u64,

@@ -14,6 +14,12 @@ use crate::server::{self, HttpConfig, Mode, Running};
 /// Requests no rule matches get the healthy response ([`Fault::ok_default`] unless
 /// configured otherwise).
 ///
+/// Socket-level faults (`reset`, `hang`, …) act on the connection that carried the
+/// request; HTTP/1.1 keep-alive is supported for everything else. A `CONNECT` request is
+/// answered the way a [`ForwardProxy`](crate::ForwardProxy) answers it, and an
+/// absolute-form request is matched by its URL's path and host (but never passed
+/// through: a fake upstream has no origin).
+///
 /// The server stops on [`shutdown`](FakeUpstream::shutdown) or when dropped.
 ///
 /// [`Fault::ok_default`]: crate::Fault::ok_default

@@ -97,7 +97,7 @@ async fn probability_is_reproducible_from_the_seed() {
 
 #[tokio::test]
 async fn outage_is_healthy_then_failing_then_healthy() {
-    let (after, length) = (300u64, 400u64);
+    let (after, length) = (300u64, 600u64);
     let u = upstream(
         Fault::unavailable(),
         Schedule::outage(Duration::from_millis(after), Duration::from_millis(length)),
