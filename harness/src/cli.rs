@@ -152,12 +152,58 @@ struct CommonArgs {
     #[arg(long)]
     skip_version_probe: bool,
 
+    /// Start a fake upstream on 127.0.0.1 and pass its base URL to the server in this
+    /// environment variable (repeatable). Each tool that calls it is then called once per
+    /// fault profile (--faults).
+    #[arg(long, value_name = "NAME")]
+    upstream_env: Vec<String>,
+
+    /// Start a fault-injecting forward proxy and point the server's HTTP_PROXY, HTTPS_PROXY and
+    /// ALL_PROXY at it (for servers whose HTTP client honours them).
+    #[arg(long)]
+    proxy: bool,
+
+    /// Point URL-typed tool arguments (format uri/url, or named like a URL) at the fake
+    /// upstream, so that fetch-like tools meet the faults.
+    #[arg(long)]
+    url_args: bool,
+
+    /// The upstream fault profiles to run, comma-separated (default: all). Names: ok,
+    /// not-found, gone, rate-limited, server-error-500, bad-gateway, unavailable,
+    /// gateway-timeout, delay, hang, reset, reset-mid-body, close-before-headers,
+    /// truncated-body, malformed-json, wrong-content-type, slow-body, huge-body; parameters as
+    /// in delay=500 or slow-body=16:100.
+    #[arg(long, value_name = "LIST", value_parser = parse_faults)]
+    faults: Option<Vec<mcp_chaos_faults::Fault>>,
+
+    /// A secret handed to the server in its environment (repeatable). Its value must never
+    /// appear in anything the server returns; it is redacted from every report.
+    #[arg(long = "secret-env", value_name = "NAME=VALUE", value_parser = parse_env)]
+    secret_env: Vec<(String, String)>,
+
+    /// The run's seed (canaries, schedules, generated values); printed in the report, so a
+    /// run can be replayed. Default: random.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+
     /// How many times a server that died is restarted before the run stops.
     #[arg(long, value_name = "N", default_value_t = 10)]
     max_restarts: u32,
 
     #[command(flatten)]
     output: OutputArgs,
+}
+
+fn parse_faults(s: &str) -> Result<Vec<mcp_chaos_faults::Fault>, String> {
+    mcp_chaos_faults::Fault::parse_list(s).map_err(|e| e.to_string())
+}
+
+/// A seed from the clock, for runs without `--seed`.
+pub fn random_seed() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (now.as_nanos() as u64) ^ u64::from(std::process::id()).rotate_left(32)
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -280,6 +326,14 @@ fn run_config(mut server: StdioConfig, args: &CommonArgs) -> RunConfig {
     config.tool_calls = !args.skip_tool_calls;
     config.version_probe = !args.skip_version_probe;
     config.max_restarts = args.max_restarts;
+    config.faults.upstream_env.clone_from(&args.upstream_env);
+    config.faults.proxy = args.proxy;
+    config.faults.url_args = args.url_args;
+    if let Some(faults) = &args.faults {
+        config.faults.faults.clone_from(faults);
+    }
+    config.secrets.clone_from(&args.secret_env);
+    config.seed = args.seed.unwrap_or_else(random_seed);
     config
 }
 

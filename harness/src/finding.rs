@@ -135,6 +135,48 @@ catalog! {
         "A frame larger than any client will buffer is dropped or kills the client with an \
          out-of-memory error; the model never sees the result. Fix: page or truncate large \
          results (resource links, pagination) instead of sending them inline.";
+    BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
+        "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
+        "API failures and business logic errors are tool execution errors: they belong inside the \
+         result with isError: true, so the model can see what happened and correct itself. As a \
+         JSON-RPC error the failure goes to the client, which may not show it to the model at all, \
+         and the model stalls or guesses. Fix: catch upstream errors in the tool handler and return \
+         {\"content\":[{\"type\":\"text\",\"text\":\"...\"}],\"isError\":true}.";
+    ERROR_MASKED_AS_SUCCESS = "MC202", "error-masked-as-success", "server/tools#error-handling",
+        "A failed operation never comes back as a success, an empty result or a blank one.",
+        "When every upstream request of a call failed, a result without isError: true tells the model \
+         the call worked; an empty or blank success reads as 'there is no data', which the model then \
+         reports as truth. A server that retried and then succeeded is fine (the upstream journal \
+         shows it). A success whose text reads like a failure is a warning. Fix: set isError: true \
+         whenever the operation did not do what was asked, and say what failed.";
+    UNACTIONABLE_ERROR = "MC203", "unactionable-error", "server/tools#error-handling",
+        "An error result says what failed and whether trying again can help.",
+        "A tool error is for the model to act on. 'Error: failed' gives it nothing; a rate limit or a \
+         timeout that does not say it can be retried makes the model give up; a 404 or 403 that \
+         invites a retry makes it loop. Fix: name the operation and the cause, say whether to retry \
+         (and when: Retry-After), or what to change (the id, the permissions).";
+    LEAKED_INTERNALS = "MC204", "leaked-internals", "server/tools#security-considerations",
+        "Nothing the model reads carries stack traces, internal paths, SQL, private addresses, credentials, secrets or raw upstream bodies.",
+        "Tool results, error messages and log notifications go to the model and often to the user. \
+         A stack trace, a SQL statement, an internal hostname or a credential there helps an attacker \
+         and confuses the model; a canary planted in the fake upstream's error body shows the server \
+         passed the raw upstream response through. Servers MUST sanitize tool outputs, and log \
+         messages MUST NOT contain secrets or internal details. Fix: log details to stderr and \
+         return a short message of your own.";
+    STRUCTURED_CONTENT_SCHEMA = "MC205", "structured-content-schema", "server/tools#output-schema",
+        "When a tool declares outputSchema, a successful result carries structuredContent that validates.",
+        "Servers MUST provide structured results that conform to the declared output schema; clients \
+         SHOULD validate them and reject the result when they do not. A missing or invalid \
+         structuredContent breaks every client that relies on the schema. With isError: true the spec \
+         does not say (issue #569); an invalid payload there is only a warning. Fix: build \
+         structuredContent from the same type the schema is generated from, and test it against \
+         the schema.";
+    DEADLINE_EXCEEDED = "MC206", "deadline-exceeded", "basic/lifecycle#timeouts",
+        "When the upstream hangs, the server still answers the call within the deadline.",
+        "A tool call whose upstream never answers must not hang the call: the client times out, \
+         the model sees nothing, and the server may pile up stuck work. Fix: put a timeout on every \
+         upstream call, shorter than your clients' (mcp-chaos uses --timeout-ms), and answer \
+         isError: true saying the upstream timed out and the call can be retried.";
 }
 
 /// Looks an invariant up by code (`MC101`) or name (`wrong-error-code`), case-insensitively.
@@ -173,6 +215,10 @@ pub struct Finding {
     /// How many times this finding was seen in the run (identical findings are reported once).
     #[serde(default = "one")]
     pub occurrences: u64,
+    /// Strings that must be redacted from the whole report (secrets and credentials this
+    /// finding uncovered). Never serialized.
+    #[serde(skip)]
+    pub redact: Vec<String>,
 }
 
 fn one() -> u64 {
@@ -206,6 +252,7 @@ impl Finding {
             fault: None,
             probe: String::new(),
             occurrences: 1,
+            redact: Vec::new(),
         }
     }
 

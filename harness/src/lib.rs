@@ -26,6 +26,7 @@ pub mod oracle;
 pub mod protocol;
 pub mod report;
 pub mod run;
+pub mod schema;
 pub mod session;
 pub mod transport;
 pub mod wire;

@@ -15,7 +15,7 @@ use crate::wire::{
 };
 
 /// Judges the error code of the answer to each protocol probe.
-pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let (want, wrong_code_severity, result_severity) = match &ex.probe {
         Probe::ParseError => (PARSE_ERROR, Severity::Violation, None),
         Probe::InvalidRequest { .. } => (

@@ -5,32 +5,115 @@
 //! [`judge`] runs every per-exchange invariant; [`liveness::check`] judges the liveness probe
 //! that follows each probe, naming the probe that preceded it.
 
+pub mod actionable;
+pub mod business_failure;
+pub mod deadline;
 pub mod error_codes;
+pub mod leaked;
+pub mod leaks;
 pub mod liveness;
+pub mod masking;
 pub mod no_response;
 pub mod notification_reply;
 pub mod response_id;
 pub mod response_shape;
 pub mod stdout;
+pub mod structured;
 pub mod unknown_tool;
 pub mod version;
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use serde_json::Value;
 
 use crate::finding::{Finding, Invariant, Severity};
 use crate::protocol::ProtocolVersion;
 use crate::session::Exchange;
+
+pub use leaks::LeakKind;
 
 /// Longest excerpt of a frame put into a finding, in bytes.
 pub const EXCERPT_BYTES: usize = 600;
 
 /// What the oracle knows besides the exchange.
 #[derive(Debug, Clone, Copy)]
-pub struct Context {
+pub struct Context<'a> {
     /// The protocol version the exchange is judged under.
     pub version: ProtocolVersion,
+    /// The server's tools, with their compiled output schemas.
+    pub tools: &'a ToolTable,
+    /// Exact strings that must never reach the model: the fake upstream's canaries and the
+    /// secrets given to the server.
+    pub exact: &'a [(LeakKind, String)],
+}
+
+static NO_TOOLS: LazyLock<ToolTable> = LazyLock::new(ToolTable::default);
+
+impl Context<'static> {
+    /// A context with no tools and nothing exact to look for.
+    pub fn bare(version: ProtocolVersion) -> Context<'static> {
+        Context {
+            version,
+            tools: &NO_TOOLS,
+            exact: &[],
+        }
+    }
+}
+
+/// A listed tool, as the oracle needs it.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    /// The tool's `inputSchema`.
+    pub input_schema: Value,
+    /// The tool's `outputSchema`, where the version has it and the tool declares one.
+    pub output_schema: Option<Value>,
+    /// The compiled output schema, or why it does not compile.
+    pub output_validator: Option<Result<Arc<jsonschema::Validator>, String>>,
+}
+
+/// The tools of a server by name, with output schemas compiled once.
+#[derive(Debug, Clone, Default)]
+pub struct ToolTable {
+    tools: HashMap<String, ToolInfo>,
+}
+
+impl ToolTable {
+    /// Builds the table from the `tools` of `tools/list`, compiling each `outputSchema` in the
+    /// dialect `version` gives a schema without `$schema`.
+    pub fn new(tools: &[Value], version: ProtocolVersion) -> ToolTable {
+        let mut table = HashMap::new();
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let output_schema = tool
+                .get("outputSchema")
+                .filter(|_| version.rules().structured_content)
+                .cloned();
+            let output_validator = output_schema.as_ref().map(|schema| {
+                crate::schema::compile(schema, version.rules().schema_dialect).map(Arc::new)
+            });
+            table.insert(
+                name.to_owned(),
+                ToolInfo {
+                    input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+                    output_schema,
+                    output_validator,
+                },
+            );
+        }
+        ToolTable { tools: table }
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&ToolInfo> {
+        self.tools.get(name)
+    }
 }
 
 /// Runs every per-exchange invariant on `ex`.
-pub fn judge(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let mut findings = Vec::new();
     findings.extend(stdout::check(ctx, ex));
     findings.extend(response_shape::check(ctx, ex));
@@ -40,7 +123,42 @@ pub fn judge(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
     findings.extend(error_codes::check(ctx, ex));
     findings.extend(unknown_tool::check(ctx, ex));
     findings.extend(version::check(ctx, ex));
+    findings.extend(business_failure::check(ctx, ex));
+    findings.extend(masking::check(ctx, ex));
+    findings.extend(actionable::check(ctx, ex));
+    findings.extend(leaked::check(ctx, ex));
+    findings.extend(structured::check(ctx, ex));
+    findings.extend(deadline::check(ctx, ex));
     findings
+}
+
+/// The text a `CallToolResult` shows the model: its text blocks and embedded text resources,
+/// joined by newlines.
+pub fn result_text(result: &Value) -> String {
+    let mut parts = Vec::new();
+    for block in result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(text) = block.get("text").and_then(Value::as_str) {
+            parts.push(text);
+        }
+        if let Some(text) = block
+            .get("resource")
+            .and_then(|r| r.get("text"))
+            .and_then(Value::as_str)
+        {
+            parts.push(text);
+        }
+    }
+    parts.join("\n")
+}
+
+/// Whether a `CallToolResult` says `isError: true`.
+pub fn is_error_result(result: &Value) -> bool {
+    result.get("isError").and_then(Value::as_bool) == Some(true)
 }
 
 /// A finding about `ex`: fills in the tool, the probe label and the request and response
@@ -48,7 +166,7 @@ pub fn judge(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
 pub fn finding(
     invariant: &Invariant,
     severity: Severity,
-    ctx: &Context,
+    ctx: &Context<'_>,
     ex: &Exchange,
     message: impl Into<String>,
 ) -> Finding {
@@ -57,5 +175,6 @@ pub fn finding(
     f.probe = ex.probe.label();
     f.request = Some(ex.request_excerpt(EXCERPT_BYTES));
     f.response = ex.response_excerpt(EXCERPT_BYTES);
+    f.fault = ex.fault.as_ref().map(crate::session::FaultContext::to_value);
     f
 }

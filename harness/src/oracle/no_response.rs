@@ -9,7 +9,7 @@ use crate::session::{Exchange, Expect, Outcome, Probe, ReceivedItem};
 use crate::wire::{Message, ResponseId};
 
 /// Judges whether the probe got the response it was owed.
-pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let dropped_frame = |what: &str| {
         vec![finding(
             &NO_RESPONSE,

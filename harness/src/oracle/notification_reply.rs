@@ -12,7 +12,7 @@ fn sent_method(ex: &Exchange) -> String {
 
 /// Judges notification probes: any response received after the notification (other than the
 /// fence's own) is a reply to it.
-pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     if !matches!(ex.probe, Probe::Notification { .. } | Probe::Initialized) {
         return Vec::new();
     }

@@ -9,7 +9,7 @@ use crate::session::{Exchange, Expect, Outcome};
 use crate::wire::{Message, RequestId, ResponseId};
 
 /// Judges the responses of an exchange that awaited a response by id.
-pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let mut findings = Vec::new();
     if let Expect::Response { id, or_null, .. } = &ex.expect
         && !matches!(ex.outcome, Outcome::Answered { .. })

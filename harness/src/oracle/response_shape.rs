@@ -13,7 +13,7 @@ use crate::session::Exchange;
 use crate::wire::{self, BatchItem, Message};
 
 /// Judges envelope errors in every frame and the result shape of the answer.
-pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (frame, error) in ex.invalid_frames() {
         if stdout::is_noise(frame, error) {

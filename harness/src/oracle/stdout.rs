@@ -30,7 +30,7 @@ pub fn is_noise(frame: &Frame, error: &WireError) -> bool {
 }
 
 /// Judges every frame of `ex`, including leftovers that arrived before the send.
-pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let mut findings = Vec::new();
     let noise: Vec<(&Frame, &WireError)> = ex
         .invalid_frames()

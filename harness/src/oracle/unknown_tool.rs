@@ -13,7 +13,7 @@ use crate::finding::{Finding, Severity, UNKNOWN_TOOL_NOT_PROTOCOL_ERROR};
 use crate::session::{Exchange, Probe};
 
 /// Judges the unknown-tool probe.
-pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let Probe::UnknownTool { name } = &ex.probe else {
         return Vec::new();
     };

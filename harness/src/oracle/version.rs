@@ -13,7 +13,7 @@ use crate::finding::{Finding, INITIALIZE_VERSION, Severity};
 use crate::session::{Exchange, Probe};
 
 /// Judges the version-negotiation probe (an `initialize` with a bogus version).
-pub fn check(ctx: &Context, ex: &Exchange) -> Vec<Finding> {
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let Probe::VersionNegotiation { requested } = &ex.probe else {
         return Vec::new();
     };

@@ -58,6 +58,13 @@ impl Progress {
                 self.bar.inc(1);
                 self.bar.set_message(label.to_string());
             }
+            Event::FaultPhase { tool, faults: 0 } => self.line(&format!(
+                "{tool}: no upstream request in its baseline call; no faults injected"
+            )),
+            Event::FaultPhase { tool, faults } => {
+                self.bar.inc_length(*faults as u64);
+                self.line(&format!("{tool}: calling it under {faults} upstream fault profiles"));
+            }
             Event::Restarted { reason } => self.line(&format!("restarting the server: {reason}")),
             Event::Exchange { .. } | Event::Finding { .. } => {}
         }

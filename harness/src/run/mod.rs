@@ -4,6 +4,7 @@
 //! the final [`Report`].
 
 pub mod args;
+pub mod faults;
 
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::finding::{Finding, Severity};
-use crate::oracle::{self, Context};
+use crate::oracle::{self, Context, LeakKind, ToolTable};
 use crate::protocol::ProtocolVersion;
 use crate::session::{ClientConfig, Exchange, Expect, InitError, Negotiated, Probe, Session};
 use crate::transport::{StartError, StdioConfig, StdioTransport, Transport};
@@ -64,8 +65,15 @@ pub struct RunConfig {
     pub version_probe: bool,
     /// How many times a server that died is restarted before the run gives up.
     pub max_restarts: u32,
-    /// The URL given to URL-typed tool arguments.
+    /// The URL given to URL-typed tool arguments (when no fake upstream takes them).
     pub url: String,
+    /// Upstream fault injection; inactive by default.
+    pub faults: faults::FaultPlan,
+    /// Secrets handed to the server in its environment (`NAME`, `VALUE`): the value must never
+    /// appear in anything the server returns.
+    pub secrets: Vec<(String, String)>,
+    /// The run's seed (canaries, probabilistic schedules, generated values).
+    pub seed: u64,
 }
 
 impl RunConfig {
@@ -80,6 +88,14 @@ impl RunConfig {
             version_probe: true,
             max_restarts: 10,
             url: args::CLOSED_LOOPBACK_URL.to_owned(),
+            faults: faults::FaultPlan {
+                upstream_env: Vec::new(),
+                proxy: false,
+                url_args: false,
+                faults: mcp_chaos_faults::Fault::catalog(),
+            },
+            secrets: Vec::new(),
+            seed: 0,
         }
     }
 }
@@ -119,6 +135,14 @@ pub enum Event<'a> {
         /// It.
         finding: &'a Finding,
     },
+    /// The fault phase starts for a tool (`faults` profiles), or is skipped because the tool
+    /// made no upstream request in its baseline call.
+    FaultPhase {
+        /// The tool.
+        tool: &'a str,
+        /// How many fault profiles will run (0 when skipped).
+        faults: usize,
+    },
     /// The server was restarted after dying or hanging.
     Restarted {
         /// Why.
@@ -135,6 +159,9 @@ pub enum RunError {
     /// The server did not complete the handshake.
     #[error("{0}")]
     Init(#[from] InitError),
+    /// The fault injectors could not start.
+    #[error(transparent)]
+    Injectors(#[from] faults::InjectorError),
 }
 
 /// The server as the report describes it.
@@ -176,6 +203,8 @@ pub struct Summary {
 pub struct Report {
     /// The mcp-chaos version.
     pub mcp_chaos_version: String,
+    /// The run's seed: pass it back with `--seed` to replay the run.
+    pub seed: u64,
     /// The server.
     pub server: ServerReport,
     /// Totals.
@@ -461,75 +490,63 @@ pub async fn execute(session: &mut Session, step: &Step, first_tool: Option<&str
 ///
 /// Errors (exit code 2) only when the server cannot be started or initialized at the start;
 /// a server that dies later is a finding, and is restarted up to `max_restarts` times.
-pub async fn run(
-    config: &RunConfig,
-    on_event: &mut dyn FnMut(&Event<'_>),
-) -> Result<Report, RunError> {
+pub async fn run(config: &RunConfig, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
+    let injectors = if config.faults.is_active() {
+        Some(faults::Injectors::start(&config.faults, config.seed).await?)
+    } else {
+        None
+    };
+    let mut server = config.server.clone();
+    let ServerSpec::Stdio(stdio) = &mut server;
+    if let Some(inj) = &injectors {
+        stdio.env.extend(inj.env(&config.faults));
+    }
+    stdio.env.extend(config.secrets.iter().cloned());
+    let mut exact: Vec<(LeakKind, String)> = config
+        .secrets
+        .iter()
+        .map(|(_, v)| (LeakKind::Secret, v.clone()))
+        .collect();
+    if let Some(inj) = &injectors {
+        exact.extend(inj.canaries().into_iter().map(|c| (LeakKind::Canary, c)));
+    }
     let mut campaign = Campaign {
         config,
+        server,
         on_event,
         session: None,
         negotiated: None,
+        tools: ToolTable::default(),
+        exact,
+        injectors,
         findings: Vec::new(),
         seen: std::collections::HashMap::new(),
+        redact: config.secrets.iter().map(|(_, v)| v.clone()).collect(),
         summary: Summary::default(),
         started: Instant::now(),
         gave_up: false,
     };
-    campaign.start_session().await?;
-    let (pages, tools) = match campaign.session.as_mut() {
-        Some(session) => session.list_tools().await,
-        None => (Vec::new(), Vec::new()),
-    };
-    for page in &pages {
-        campaign.record(page);
-    }
-    let names: Vec<String> = tools
-        .iter()
-        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-        .collect();
-    let mut steps = Vec::new();
-    if config.protocol_probes {
-        steps.extend(protocol_steps());
-    }
-    if config.tool_calls {
-        for tool in &tools {
-            let Some(name) = tool.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
-            steps.push(Step::CallTool {
-                tool: name.to_owned(),
-                arguments: args::simple_arguments(&schema, &config.url),
-            });
-        }
-    }
-    campaign.summary.tools = tools.len() as u64;
-    (campaign.on_event)(&Event::Planned {
-        tools: tools.len(),
-        steps: steps.len() + usize::from(config.version_probe),
-    });
-    let first_tool = names.first().map(String::as_str);
-    for step in &steps {
-        if campaign.gave_up {
-            break;
-        }
-        campaign.step(step, first_tool).await;
-    }
-    if config.version_probe && !campaign.gave_up {
-        campaign.version_probe().await;
-    }
+    let result = campaign.run().await;
     if let Some(session) = campaign.session.take() {
         session.shutdown().await;
     }
+    if let Some(inj) = campaign.injectors.take() {
+        inj.shutdown().await;
+    }
+    result?;
     Ok(campaign.finish())
 }
 
 struct Campaign<'a> {
     config: &'a RunConfig,
+    server: ServerSpec,
     on_event: &'a mut dyn FnMut(&Event<'_>),
     session: Option<Session>,
     negotiated: Option<Negotiated>,
+    tools: ToolTable,
+    exact: Vec<(LeakKind, String)>,
+    injectors: Option<faults::Injectors>,
+    redact: Vec<String>,
     findings: Vec<Finding>,
     seen: std::collections::HashMap<String, usize>,
     summary: Summary,
@@ -538,20 +555,119 @@ struct Campaign<'a> {
 }
 
 impl Campaign<'_> {
-    fn context(&self) -> Context {
+    fn context(&self) -> Context<'_> {
         Context {
             version: self
                 .session
                 .as_ref()
                 .map_or(self.config.version, Session::version),
+            tools: &self.tools,
+            exact: &self.exact,
         }
+    }
+
+    async fn run(&mut self) -> Result<(), RunError> {
+        let config = self.config;
+        self.start_session().await?;
+        let (pages, tools) = match self.session.as_mut() {
+            Some(session) => session.list_tools().await,
+            None => (Vec::new(), Vec::new()),
+        };
+        for page in &pages {
+            self.record(page);
+        }
+        self.tools = ToolTable::new(&tools, self.context().version);
+        let names: Vec<String> = tools
+            .iter()
+            .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+            .collect();
+        let mut steps = Vec::new();
+        if config.protocol_probes {
+            steps.extend(protocol_steps());
+        }
+        let mut calls = Vec::new();
+        if config.tool_calls {
+            for tool in &tools {
+                let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
+                let url = match &self.injectors {
+                    Some(inj) if config.faults.url_args => inj.url_for(name),
+                    _ => config.url.clone(),
+                };
+                calls.push(Step::CallTool {
+                    tool: name.to_owned(),
+                    arguments: args::simple_arguments(&schema, &url),
+                });
+            }
+        }
+        self.summary.tools = tools.len() as u64;
+        (self.on_event)(&Event::Planned {
+            tools: tools.len(),
+            steps: steps.len() + calls.len() + usize::from(config.version_probe),
+        });
+        let first_tool = names.first().map(String::as_str);
+        for step in &steps {
+            if self.gave_up {
+                break;
+            }
+            self.step(step, first_tool, None).await;
+        }
+        // Baseline tool calls; under a fake upstream they also tell which tools call it.
+        let mut upstream_tools = Vec::new();
+        for step in &calls {
+            if self.gave_up {
+                break;
+            }
+            let healthy = mcp_chaos_faults::Fault::ok_default();
+            let ex = self.step(step, first_tool, Some(&healthy)).await;
+            if ex
+                .as_ref()
+                .and_then(|e| e.fault.as_ref())
+                .is_some_and(|f| !f.upstream_requests.is_empty())
+            {
+                upstream_tools.push(step.clone());
+            }
+        }
+        if self.injectors.is_some() {
+            for step in &calls {
+                let Step::CallTool { tool, .. } = step else {
+                    continue;
+                };
+                let uses = upstream_tools
+                    .iter()
+                    .any(|s| matches!(s, Step::CallTool { tool: t, .. } if t == tool));
+                let n = if uses { config.faults.faults.len() } else { 0 };
+                (self.on_event)(&Event::FaultPhase { tool, faults: n });
+                if !uses {
+                    continue;
+                }
+                for fault in &config.faults.faults {
+                    if self.gave_up {
+                        break;
+                    }
+                    if let Some(inj) = &self.injectors {
+                        inj.set_fault(fault);
+                    }
+                    self.step(step, first_tool, Some(fault)).await;
+                    if let Some(inj) = &self.injectors {
+                        inj.heal();
+                    }
+                }
+            }
+        }
+        if config.version_probe && !self.gave_up {
+            self.version_probe().await;
+        }
+        Ok(())
     }
 
     /// Starts a server process and performs the handshake; records its exchanges.
     async fn start_session(&mut self) -> Result<(), RunError> {
-        let describe = self.config.server.describe();
+        let describe = self.server.describe();
         (self.on_event)(&Event::Starting { server: &describe });
-        let transport = self.config.server.start()?;
+        let transport = self.server.start()?;
         let mut session = Session::new(
             transport,
             ClientConfig::new(self.config.version, self.config.timeout),
@@ -587,7 +703,8 @@ impl Campaign<'_> {
     }
 
     fn add(&mut self, findings: Vec<Finding>) {
-        for f in findings {
+        for mut f in findings {
+            self.redact.append(&mut f.redact);
             match self.seen.entry(f.dedupe_key()) {
                 std::collections::hash_map::Entry::Occupied(at) => {
                     self.findings[*at.get()].occurrences += 1;
@@ -601,18 +718,33 @@ impl Campaign<'_> {
         }
     }
 
-    async fn step(&mut self, step: &Step, first_tool: Option<&str>) {
-        let label = step.label();
+    /// Runs one step (under `fault`, when a fake upstream is serving one), judges it, checks
+    /// liveness after it, and returns its exchange.
+    async fn step(
+        &mut self,
+        step: &Step,
+        first_tool: Option<&str>,
+        fault: Option<&mcp_chaos_faults::Fault>,
+    ) -> Option<Exchange> {
+        let label = match fault {
+            Some(f) if f.is_failure() || f.kind() != mcp_chaos_faults::FaultKind::Ok => {
+                format!("{} under {}", step.label(), f.name())
+            }
+            _ => step.label(),
+        };
         (self.on_event)(&Event::Step { label: &label });
         if self.session.is_none() && !self.restart("no server running").await {
-            return;
+            return None;
         }
-        let Some(session) = self.session.as_mut() else {
-            return;
-        };
-        let ex = execute(session, step, first_tool).await;
+        let marks = self.injectors.as_ref().map(faults::Injectors::mark);
+        let session = self.session.as_mut()?;
+        let mut ex = execute(session, step, first_tool).await;
+        if let (Some(inj), Some(marks), Some(fault)) = (&self.injectors, &marks, fault) {
+            ex.fault = Some(faults::context(fault, &inj.since(marks)));
+        }
         self.record(&ex);
         self.check_liveness(&ex).await;
+        Some(ex)
     }
 
     /// Pings after `previous`; on failure, records the finding and restarts the server.
@@ -659,7 +791,7 @@ impl Campaign<'_> {
         if let Some(old) = self.session.take() {
             old.shutdown().await;
         }
-        let Ok(transport) = self.config.server.start() else {
+        let Ok(transport) = self.server.start() else {
             return;
         };
         let mut session = Session::new(
@@ -675,6 +807,15 @@ impl Campaign<'_> {
     }
 
     fn finish(mut self) -> Report {
+        let secrets = std::mem::take(&mut self.redact);
+        for f in &mut self.findings {
+            f.message = oracle::leaks::redact(&f.message, &secrets);
+            for field in [&mut f.request, &mut f.response] {
+                if let Some(text) = field.as_mut() {
+                    *text = oracle::leaks::redact(text, &secrets);
+                }
+            }
+        }
         self.summary.duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(0);
         self.summary.violations = self
             .findings
@@ -687,6 +828,7 @@ impl Campaign<'_> {
         };
         Report {
             mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),
+            seed: self.config.seed,
             server: ServerReport {
                 command,
                 url,

@@ -174,6 +174,72 @@ pub enum Outcome {
     SendFailed(String),
 }
 
+/// How a client should treat an injected upstream failure (mirrors the fault injectors'
+/// classification, so the oracle does not depend on them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Retry {
+    /// Not a failure (delays, slow bodies).
+    NotAFailure,
+    /// Trying again later may succeed (429, 502/503/504, timeouts, resets).
+    Retryable,
+    /// Trying again will not help (401, 403, 404, 410).
+    Permanent,
+    /// A failure whose retryability the client cannot know (500, malformed bodies).
+    Indeterminate,
+}
+
+/// One request the server made to the fake upstream during an exchange.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct UpstreamHit {
+    /// HTTP method.
+    pub method: String,
+    /// Path and query (or `host:port` for CONNECT).
+    pub target: String,
+    /// The fault actually served (`ok` when the schedule let it through).
+    pub served: String,
+    /// Whether the client experienced it as a failure.
+    pub failure: bool,
+}
+
+/// The upstream fault in effect during an exchange and the upstream requests the exchange
+/// caused (from the fault injector's journal).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FaultContext {
+    /// The fault profile's name, e.g. `rate-limited`.
+    pub name: String,
+    /// The HTTP status it serves, if any.
+    pub status: Option<u16>,
+    /// Whether the profile is a failure from the client's point of view.
+    pub failure: bool,
+    /// How a client should treat it.
+    pub retry: Retry,
+    /// Whether the profile never answers (the server must time out on its own).
+    pub hangs: bool,
+    /// What the server owes in return, in one sentence.
+    pub expectation: String,
+    /// The upstream requests the exchange caused.
+    pub upstream_requests: Vec<UpstreamHit>,
+}
+
+impl FaultContext {
+    /// Whether the exchange really met the fault: at least one upstream request failed.
+    pub fn met(&self) -> bool {
+        self.upstream_requests.iter().any(|h| h.failure)
+    }
+
+    /// Whether every upstream request of the exchange failed (and there was at least one):
+    /// the operation cannot have succeeded.
+    pub fn all_failed(&self) -> bool {
+        !self.upstream_requests.is_empty() && self.upstream_requests.iter().all(|h| h.failure)
+    }
+
+    /// The JSON put in a finding's `fault` field.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
 /// One exchange: a probe, the frame(s) sent, everything received, the outcome.
 #[derive(Debug, Clone)]
 pub struct Exchange {
@@ -195,6 +261,8 @@ pub struct Exchange {
     pub elapsed: Duration,
     /// The deadline that applied, in ms.
     pub timeout_ms: u64,
+    /// The upstream fault in effect, when the exchange ran under one (set by the run).
+    pub fault: Option<FaultContext>,
 }
 
 impl Exchange {

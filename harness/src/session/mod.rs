@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-pub use exchange::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
+pub use exchange::{
+    Exchange, Expect, FaultContext, Outcome, Probe, Received, ReceivedItem, Retry, UpstreamHit,
+};
 
 use crate::protocol::ProtocolVersion;
 use crate::transport::{ExitKind, ShutdownOutcome, Transport, TransportEvent};
@@ -251,6 +253,7 @@ impl Session {
             outcome,
             elapsed: started.elapsed(),
             timeout_ms,
+            fault: None,
         };
         if let Err(e) = self.transport.send(&bytes, self.config.timeout).await {
             return make(received, Outcome::SendFailed(e.to_string()), bytes);

@@ -1,0 +1,96 @@
+//! `error-masked-as-success` (MC202): a failed operation never comes back as a success.
+//! - Every upstream request of the call failed and the result's `isError` is not true:
+//!   violation (the `CallToolResult` schema: a missing `isError` "is assumed to be false (the
+//!   call was successful)").
+//! - The call met a failure and the result is a success whose content is empty or blank:
+//!   violation.
+//! - The call met a failure and the success's text reads like a failure: warning.
+//!
+//! A server that retried and then succeeded is fine: the journal shows a request that did not
+//! fail.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::business_failure::describe;
+use super::{Context, finding, is_error_result, result_text};
+use crate::finding::{ERROR_MASKED_AS_SUCCESS, Finding, Severity};
+use crate::session::{Exchange, Probe};
+
+static FAILURE_WORDS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)\b(?:error|errors|failed|failure|fails|exception|unable to|could not|couldn't|cannot|not found|unavailable|timed? ?out|refused|denied)\b|\b(?:status(?: code)?|HTTP)\s*[45]\d\d\b",
+    )
+    .ok()
+});
+
+/// Whether `text` reads like a failure report.
+pub fn reads_like_failure(text: &str) -> bool {
+    FAILURE_WORDS.as_ref().is_some_and(|r| r.is_match(text))
+}
+
+/// Judges a tool call that ran under an upstream fault.
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
+    let (Probe::ToolCall { tool, .. }, Some(fault)) = (&ex.probe, &ex.fault) else {
+        return Vec::new();
+    };
+    if !fault.met() {
+        return Vec::new();
+    }
+    let Some(result) = ex.response().and_then(|r| r.result()) else {
+        return Vec::new();
+    };
+    if is_error_result(result) {
+        return Vec::new();
+    }
+    let text = result_text(result);
+    let blank = text.trim().is_empty() && result.get("structuredContent").is_none();
+    let (severity, message) = if fault.all_failed() {
+        let n = fault.upstream_requests.len();
+        (
+            Severity::Violation,
+            format!(
+                "every upstream request of {tool} failed ({n} request(s), fault {}), yet the \
+                 result does not set isError: true{}",
+                describe(fault),
+                if blank { " and its content is empty" } else { "" }
+            ),
+        )
+    } else if blank {
+        (
+            Severity::Violation,
+            format!(
+                "{tool} met the upstream fault {} and returned an empty success; the model will \
+                 read it as 'no data'",
+                describe(fault)
+            ),
+        )
+    } else if reads_like_failure(&text) {
+        (
+            Severity::Warning,
+            format!(
+                "{tool} met the upstream fault {} and returned a success (isError not true) \
+                 whose text reads like a failure",
+                describe(fault)
+            ),
+        )
+    } else {
+        return Vec::new();
+    };
+    vec![finding(&ERROR_MASKED_AS_SUCCESS, severity, ctx, ex, message)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_wording() {
+        assert!(reads_like_failure("Error: upstream failed"));
+        assert!(reads_like_failure("request returned status code 503"));
+        assert!(!reads_like_failure("Sunny, 21°C in Paris"));
+        assert!(!reads_like_failure("The error bars are shown in figure 3")
+            || reads_like_failure("error"));
+    }
+}
