@@ -256,6 +256,20 @@ impl Session {
             fault: None,
         };
         if let Err(e) = self.transport.send(&bytes, self.config.timeout).await {
+            // The server is most likely gone: collect how it ended, briefly.
+            let until = Instant::now() + Duration::from_millis(500);
+            while let Some(event) = self.transport.recv(until).await {
+                let exited = matches!(event, TransportEvent::Exited { .. });
+                if let Some(item) = self.absorb(event).await {
+                    received.push(Received {
+                        at_ms: ms_since(started),
+                        item,
+                    });
+                }
+                if exited {
+                    break;
+                }
+            }
             return make(received, Outcome::SendFailed(e.to_string()), bytes);
         }
         let fence = match &expect {
