@@ -45,13 +45,11 @@ fn parse(bencher: Bencher<'_, '_>, name: &str) {
 /// The whole mix, one frame of each kind per iteration.
 #[divan::bench]
 fn parse_mix(bencher: Bencher<'_, '_>) {
-    bencher
-        .counter(ItemsCount::new(FRAMES.len()))
-        .bench(|| {
-            for (_, frame) in FRAMES {
-                let _ = black_box(mcp_chaos::wire::parse(black_box(frame.as_bytes())));
-            }
-        });
+    bencher.counter(ItemsCount::new(FRAMES.len())).bench(|| {
+        for (_, frame) in FRAMES {
+            let _ = black_box(mcp_chaos::wire::parse(black_box(frame.as_bytes())));
+        }
+    });
 }
 
 /// A `tools/list` result with 16 tools (about 6 KB), as a real server sends it.

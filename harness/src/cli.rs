@@ -174,7 +174,7 @@ struct CommonArgs {
     /// truncated-body, malformed-json, wrong-content-type, slow-body, huge-body; parameters as
     /// in delay=500 or slow-body=16:100.
     #[arg(long, value_name = "LIST", value_parser = parse_faults)]
-    faults: Option<Vec<mcp_chaos_faults::Fault>>,
+    faults: Option<FaultList>,
 
     /// A secret handed to the server in its environment (repeatable). Its value must never
     /// appear in anything the server returns; it is redacted from every report.
@@ -194,8 +194,14 @@ struct CommonArgs {
     output: OutputArgs,
 }
 
-fn parse_faults(s: &str) -> Result<Vec<mcp_chaos_faults::Fault>, String> {
-    mcp_chaos_faults::Fault::parse_list(s).map_err(|e| e.to_string())
+/// A comma-separated list of fault profiles (`--faults`).
+#[derive(Debug, Clone)]
+struct FaultList(Vec<mcp_chaos_faults::Fault>);
+
+fn parse_faults(s: &str) -> Result<FaultList, String> {
+    mcp_chaos_faults::Fault::parse_list(s)
+        .map(FaultList)
+        .map_err(|e| e.to_string())
 }
 
 /// A seed from the clock, for runs without `--seed`.
@@ -278,7 +284,10 @@ pub fn main() -> i32 {
                 words.push("--flaw".into());
                 words.push(flaw.name().into());
             }
-            let server = StdioConfig::new(exe.to_string_lossy(), words);
+            let mut server = StdioConfig::new(exe.to_string_lossy(), words);
+            server
+                .env
+                .push(("FIXTURE_UPSTREAM_TIMEOUT_MS".into(), "1000".into()));
             if !args.output.quiet {
                 eprintln!(
                     "mcp-chaos demo: running the bundled fixture server with the flaws {}",
@@ -294,6 +303,18 @@ pub fn main() -> i32 {
                 ProtocolVersion::LATEST_WITH_INITIALIZE,
             );
             config.timeout = Duration::from_millis(5_000);
+            config.faults.upstream_env = vec!["UPSTREAM_URL".into()];
+            config.faults.faults = [
+                "not-found",
+                "rate-limited",
+                "unavailable",
+                "hang",
+                "malformed-json",
+            ]
+            .iter()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+            config.seed = random_seed();
             block_on_run(
                 &config,
                 args.output.report_json.as_deref(),
@@ -310,6 +331,9 @@ pub const DEMO_FLAWS: &[Flaw] = &[
     Flaw::UnknownToolResult,
     Flaw::ReplyToNotification,
     Flaw::CrashOnMalformed,
+    Flaw::EchoUpstreamBody,
+    Flaw::EmptySuccessOn5xx,
+    Flaw::GenericError,
 ];
 
 fn run_config(mut server: StdioConfig, args: &CommonArgs) -> RunConfig {
@@ -329,7 +353,7 @@ fn run_config(mut server: StdioConfig, args: &CommonArgs) -> RunConfig {
     config.faults.upstream_env.clone_from(&args.upstream_env);
     config.faults.proxy = args.proxy;
     config.faults.url_args = args.url_args;
-    if let Some(faults) = &args.faults {
+    if let Some(FaultList(faults)) = &args.faults {
         config.faults.faults.clone_from(faults);
     }
     config.secrets.clone_from(&args.secret_env);

@@ -219,6 +219,10 @@ pub struct Finding {
     /// finding uncovered). Never serialized.
     #[serde(skip)]
     pub redact: Vec<String>,
+    /// What makes this finding distinct within a run, when its message carries details that
+    /// vary between occurrences (an excerpt, a fault name); see [`Finding::dedupe_key`].
+    #[serde(skip)]
+    pub group: Option<String>,
 }
 
 fn one() -> u64 {
@@ -253,15 +257,18 @@ impl Finding {
             probe: String::new(),
             occurrences: 1,
             redact: Vec::new(),
+            group: None,
         }
     }
 
     /// The key under which identical findings are merged in a run: noise on stdout and
-    /// oversize frames are one finding per run however often they happen; anything else is
-    /// distinct per tool, probe and message.
+    /// oversize frames are one finding per run however often they happen; a finding with a
+    /// [`Finding::group`] is distinct per group; anything else per tool, probe and message.
     pub fn dedupe_key(&self) -> String {
         if self.code == STDOUT_NOT_PROTOCOL.code || self.code == OVERSIZE_FRAME.code {
             format!("{}|{}", self.code, self.severity)
+        } else if let Some(group) = &self.group {
+            format!("{}|{}|{group}", self.code, self.severity)
         } else {
             format!(
                 "{}|{}|{}|{}|{}",

@@ -16,9 +16,9 @@ pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
 /// `default_dialect` does. Errors with the compiler's message for a schema that is not valid
 /// in its dialect or refers to anything outside itself.
 pub fn compile(schema: &Value, default_dialect: SchemaDialect) -> Result<Validator, String> {
-    let mut options = jsonschema::options()
-        .offline()
-        .with_pattern_options(PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT));
+    let mut options = jsonschema::options().offline().with_pattern_options(
+        PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT),
+    );
     if schema.get("$schema").is_none() {
         options = options.with_draft(match default_dialect {
             SchemaDialect::Draft07 => Draft::Draft7,
@@ -35,7 +35,11 @@ pub fn errors(validator: &Validator, instance: &Value, max: usize) -> Vec<String
         .take(max)
         .map(|e| {
             let path = e.instance_path().to_string();
-            let at = if path.is_empty() { "/".to_owned() } else { path };
+            let at = if path.is_empty() {
+                "/".to_owned()
+            } else {
+                path
+            };
             format!("{at}: {e}")
         })
         .collect()

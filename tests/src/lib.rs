@@ -8,30 +8,33 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 /// The path of a binary of this workspace built with the same profile as the running test
-/// (`target/<profile>/<name>`). When it is missing (for example `cargo test -p
-/// mcp-chaos-tests` alone), it is built once with `cargo build`.
+/// (`target/<profile>/<name>`). It is (re)built once per test process with `cargo build`, so
+/// that running only this package's tests never uses a stale binary.
 pub fn workspace_bin(name: &str, package: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary has a path");
     // target/<profile>/deps/<test> → target/<profile>
     let dir = exe
         .parent()
         .and_then(Path::parent)
-        .expect("the test binary lives in target/<profile>/deps");
-    let path = dir.join(name);
-    if !path.exists() {
-        static BUILD: OnceLock<()> = OnceLock::new();
-        BUILD.get_or_init(|| {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "-p", package, "--bin", name]);
-            if dir.ends_with("release") {
-                cmd.arg("--release");
-            }
-            let status = cmd.status().expect("cargo build runs");
-            assert!(status.success(), "building {name} failed");
-        });
+        .expect("the test binary lives in target/<profile>/deps")
+        .to_path_buf();
+    static BUILT: OnceLock<std::sync::Mutex<Vec<String>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    let mut built = built
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !built.iter().any(|b| b == name) {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["build", "--quiet", "-p", package, "--bin", name]);
+        if dir.ends_with("release") {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("cargo build runs");
+        assert!(status.success(), "building {name} failed");
+        built.push(name.to_owned());
     }
-    path
+    dir.join(name)
 }
 
 /// The `mcp-chaos` binary.
@@ -79,12 +82,16 @@ impl ChaosRun {
         names
     }
 
-    /// The findings of the report (empty without a report).
+    /// The findings of the report. Panics when there is no report, so that a run that failed
+    /// to start can never pass for a clean one.
     pub fn findings(&self) -> Vec<Value> {
-        self.report
-            .as_ref()
-            .and_then(|r| r["findings"].as_array().cloned())
-            .unwrap_or_default()
+        let report = self.report.as_ref().unwrap_or_else(|| {
+            panic!(
+                "mcp-chaos wrote no report (exit code {}):\n{}\n{}",
+                self.code, self.stdout, self.stderr
+            )
+        });
+        report["findings"].as_array().cloned().unwrap_or_default()
     }
 
     /// The findings of one severity.

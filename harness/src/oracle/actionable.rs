@@ -98,7 +98,13 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     } else {
         return Vec::new();
     };
-    vec![finding(&UNACTIONABLE_ERROR, Severity::Warning, ctx, ex, message)]
+    vec![finding(
+        &UNACTIONABLE_ERROR,
+        Severity::Warning,
+        ctx,
+        ex,
+        message,
+    )]
 }
 
 #[cfg(test)]
@@ -108,7 +114,9 @@ mod tests {
     #[test]
     fn retry_wording_and_negation() {
         assert!(says_retry("Rate limited; retry in 30 seconds."));
-        assert!(says_retry("The service is temporarily unavailable, try again later."));
+        assert!(says_retry(
+            "The service is temporarily unavailable, try again later."
+        ));
         assert!(!says_retry("Record 7 does not exist."));
         assert!(!says_retry("No record 7; retrying will not help."));
         assert!(!says_retry("Do not retry: the id is unknown."));
@@ -120,6 +128,8 @@ mod tests {
         assert!(is_generic("Internal error."));
         assert!(is_generic("error"));
         assert!(!is_generic("Upstream answered 404: no record with id 7."));
-        assert!(!is_generic("Error executing tool fetch: Failed to fetch http://x - status code 404"));
+        assert!(!is_generic(
+            "Error executing tool fetch: Failed to fetch http://x - status code 404"
+        ));
     }
 }

@@ -72,9 +72,8 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         },
     };
     let mut f = finding(&WRONG_ERROR_CODE, message.0, ctx, ex, message.1);
-    f.response = Some(wire::excerpt(
+    f.response = Some(super::safe_excerpt(
         &serde_json::to_vec(answer.raw()).unwrap_or_default(),
-        super::EXCERPT_BYTES,
     ));
     vec![f]
 }

@@ -63,8 +63,24 @@ fn flatten(value: &Value) -> String {
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let exact: Vec<(LeakKind, &str)> = ctx.exact.iter().map(|(k, s)| (*k, s.as_str())).collect();
     let sent = String::from_utf8_lossy(&ex.sent);
+    // Under a fault that only bent the shape of a 200 body, a text carrying the fake
+    // upstream's body (recognised by its canaries) is passed-through content, not the
+    // server's internals.
+    let pass_through_allowed = ex
+        .fault
+        .as_ref()
+        .is_some_and(|f| f.met() && !f.met_definitely());
+    let canaries: Vec<&str> = ctx
+        .exact
+        .iter()
+        .filter(|(k, _)| *k == LeakKind::Canary)
+        .map(|(_, s)| s.as_str())
+        .collect();
     let mut found: Vec<(&'static str, Leak)> = Vec::new();
     for (place, text) in texts(ex) {
+        if pass_through_allowed && canaries.iter().any(|c| text.contains(c)) {
+            continue;
+        }
         for leak in leaks::scan(&text, &sent, &exact) {
             if !found.iter().any(|(_, l)| l.rule == leak.rule) {
                 found.push((place, leak));
@@ -79,29 +95,61 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         .filter(|(_, l)| matches!(l.kind, LeakKind::Secret | LeakKind::Credential))
         .map(|(_, l)| l.matched.clone())
         .collect();
-    let detail: Vec<String> = found
-        .iter()
-        .take(4)
-        .map(|(place, l)| {
-            format!(
-                "{} ({}) in {place}{}: {}",
-                l.kind.name(),
-                l.rule,
-                if l.decoded { ", after decoding" } else { "" },
-                l.excerpt
-            )
-        })
-        .collect();
+    // "the tool result: the upstream's raw error response (canary), stack trace, internal
+    // path [rules: python-traceback, source-path]; first: …".
+    let mut places: Vec<&str> = Vec::new();
+    let mut families: Vec<&str> = Vec::new();
+    let mut rules: Vec<&str> = Vec::new();
+    for (place, l) in &found {
+        if !places.contains(place) {
+            places.push(place);
+        }
+        let family = match l.kind {
+            LeakKind::Canary => "the upstream's raw error response (canary)",
+            LeakKind::Secret => "a secret given to the server",
+            other => other.name(),
+        };
+        if !families.contains(&family) {
+            families.push(family);
+        }
+        if !matches!(l.kind, LeakKind::Canary | LeakKind::Secret) {
+            rules.push(&l.rule);
+        }
+    }
+    let (_, first) = &found[0];
+    let detail = format!(
+        "{}: {}{}; first{}: {}",
+        places.join(", "),
+        families.join(", "),
+        if rules.is_empty() {
+            String::new()
+        } else {
+            format!(" [rules: {}]", rules.join(", "))
+        },
+        if first.decoded {
+            ", after decoding"
+        } else {
+            ""
+        },
+        first.excerpt
+    );
     let mut f = finding(
         &LEAKED_INTERNALS,
         Severity::Violation,
         ctx,
         ex,
-        format!("the server exposed internals to the model: {}", detail.join("; ")),
+        format!("the server exposed internals to the model in {detail}"),
     );
     if let Some(response) = f.response.take() {
         f.response = Some(leaks::redact(&response, &redact));
     }
     f.redact = redact;
+    let mut rules: Vec<&str> = found.iter().map(|(_, l)| l.rule.as_str()).collect();
+    rules.sort_unstable();
+    f.group = Some(format!(
+        "{}|{}",
+        ex.probe.tool().unwrap_or(""),
+        rules.join(",")
+    ));
     vec![f]
 }

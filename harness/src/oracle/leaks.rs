@@ -67,32 +67,162 @@ pub struct Rule {
 
 /// The built-in rules. Each has a true and a false example in this module's tests.
 pub const RULES: &[Rule] = &[
-    Rule { id: "python-traceback", kind: LeakKind::StackTrace, pattern: r"Traceback \(most recent call last\)", min_entropy: 0.0 },
-    Rule { id: "python-frame", kind: LeakKind::StackTrace, pattern: r#"File "[^"\n]+", line \d+"#, min_entropy: 0.0 },
-    Rule { id: "node-frame", kind: LeakKind::StackTrace, pattern: r"\bat (?:async )?(?:[\w$.<>\[\]]+ )?\(?(?:file://|node:|/|[A-Za-z]:\\)[^\s()]*:\d+:\d+\)?", min_entropy: 0.0 },
-    Rule { id: "java-frame", kind: LeakKind::StackTrace, pattern: r"\bat (?:java|javax|jdk|sun|com|org|net|io)\.[\w$.]+\([\w$.]*(?::\d+)?\)|\bCaused by: [\w.$]+(?:Exception|Error)\b", min_entropy: 0.0 },
-    Rule { id: "go-panic", kind: LeakKind::StackTrace, pattern: r"\bgoroutine \d+ \[running\]", min_entropy: 0.0 },
-    Rule { id: "rust-panic", kind: LeakKind::StackTrace, pattern: r"\bpanicked at [^\n]*?:\d+:\d+", min_entropy: 0.0 },
-    Rule { id: "dotnet-frame", kind: LeakKind::StackTrace, pattern: r"\bat [\w.`<>]+\([^)\n]*\) in [^\n]+:line \d+", min_entropy: 0.0 },
-    Rule { id: "ruby-frame", kind: LeakKind::StackTrace, pattern: r"\bfrom /[^\s:]+\.rb:\d+:in\b", min_entropy: 0.0 },
-    Rule { id: "php-frame", kind: LeakKind::StackTrace, pattern: r"#\d+ /[^\s(]+\.php\(\d+\)", min_entropy: 0.0 },
-    Rule { id: "source-path", kind: LeakKind::Path, pattern: r"(?:/[\w.@+-]+)+/[\w.@+-]+\.(?:py|js|mjs|cjs|ts|rb|go|java|rs|cs|php|kt|scala|exs?)\b", min_entropy: 0.0 },
-    Rule { id: "dependency-path", kind: LeakKind::Path, pattern: r"[\w./\\-]*(?:node_modules|site-packages|dist-packages)[/\\][\w.@/\\-]+", min_entropy: 0.0 },
-    Rule { id: "home-path", kind: LeakKind::Path, pattern: r"(?:/home/[\w.-]+/|/Users/[\w.-]+/|/root/|[A-Za-z]:\\Users\\[\w.-]+\\)[\w./\\-]*", min_entropy: 0.0 },
-    Rule { id: "sql-statement", kind: LeakKind::Sql, pattern: r"\b(?:SELECT\s+(?:\*|[\w.,\s()]+?)\s+FROM\s+[\w.`\x22]+|INSERT\s+INTO\s+[\w.`\x22]+|UPDATE\s+[\w.`\x22]+\s+SET\s+\w+|DELETE\s+FROM\s+[\w.`\x22]+)", min_entropy: 0.0 },
-    Rule { id: "sql-error", kind: LeakKind::Sql, pattern: r"\bSQLSTATE\b|\bORA-\d{5}\b|syntax error at or near|You have an error in your SQL syntax|\bsqlite3\.\w*Error\b|\bpsycopg2?\.\w*Error\b|\bPG::\w+Error\b|\bSQLException\b|\bER_[A-Z_]{4,}\b", min_entropy: 0.0 },
-    Rule { id: "private-ip", kind: LeakKind::Network, pattern: r"\b(?:10\.\d{1,3}\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3})\b", min_entropy: 0.0 },
-    Rule { id: "internal-hostname", kind: LeakKind::Network, pattern: r"\b[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:internal|corp|intranet|lan|cluster\.local|svc\.cluster)\b", min_entropy: 0.0 },
-    Rule { id: "aws-access-key", kind: LeakKind::Credential, pattern: r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", min_entropy: 0.0 },
-    Rule { id: "github-token", kind: LeakKind::Credential, pattern: r"\bgh[pousr]_[A-Za-z0-9]{36,}\b", min_entropy: 0.0 },
-    Rule { id: "slack-token", kind: LeakKind::Credential, pattern: r"\bxox[abprs]-[A-Za-z0-9-]{10,}", min_entropy: 0.0 },
-    Rule { id: "stripe-key", kind: LeakKind::Credential, pattern: r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}\b", min_entropy: 0.0 },
-    Rule { id: "openai-key", kind: LeakKind::Credential, pattern: r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}", min_entropy: 0.0 },
-    Rule { id: "google-api-key", kind: LeakKind::Credential, pattern: r"\bAIza[0-9A-Za-z_-]{35}\b", min_entropy: 0.0 },
-    Rule { id: "jwt", kind: LeakKind::Credential, pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", min_entropy: 0.0 },
-    Rule { id: "private-key", kind: LeakKind::Credential, pattern: r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY", min_entropy: 0.0 },
-    Rule { id: "bearer-token", kind: LeakKind::Credential, pattern: r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)", min_entropy: 3.5 },
-    Rule { id: "generic-secret", kind: LeakKind::Credential, pattern: r#"(?i)\b(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|access[_-]?key|client[_-]?secret)\b["']?\s*[:=]\s*["']?([A-Za-z0-9/+_.-]{16,})"#, min_entropy: 3.5 },
+    Rule {
+        id: "python-traceback",
+        kind: LeakKind::StackTrace,
+        pattern: r"Traceback \(most recent call last\)",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "python-frame",
+        kind: LeakKind::StackTrace,
+        pattern: r#"File "[^"\n]+", line \d+"#,
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "node-frame",
+        kind: LeakKind::StackTrace,
+        pattern: r"\bat (?:async )?(?:[\w$.<>\[\]]+ )?\(?(?:file://|node:|/|[A-Za-z]:\\)[^\s()]*:\d+:\d+\)?",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "java-frame",
+        kind: LeakKind::StackTrace,
+        pattern: r"\bat (?:java|javax|jdk|sun|com|org|net|io)\.[\w$.]+\([\w$.]*(?::\d+)?\)|\bCaused by: [\w.$]+(?:Exception|Error)\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "go-panic",
+        kind: LeakKind::StackTrace,
+        pattern: r"\bgoroutine \d+ \[running\]",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "rust-panic",
+        kind: LeakKind::StackTrace,
+        pattern: r"\bpanicked at [^\n]*?:\d+:\d+",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "dotnet-frame",
+        kind: LeakKind::StackTrace,
+        pattern: r"\bat [\w.`<>]+\([^)\n]*\) in [^\n]+:line \d+",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "ruby-frame",
+        kind: LeakKind::StackTrace,
+        pattern: r"\bfrom /[^\s:]+\.rb:\d+:in\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "php-frame",
+        kind: LeakKind::StackTrace,
+        pattern: r"#\d+ /[^\s(]+\.php\(\d+\)",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "source-path",
+        kind: LeakKind::Path,
+        pattern: r"(?:/[\w.@+-]+)+/[\w.@+-]+\.(?:py|js|mjs|cjs|ts|rb|go|java|rs|cs|php|kt|scala|exs?)\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "dependency-path",
+        kind: LeakKind::Path,
+        pattern: r"[\w./\\-]*(?:node_modules|site-packages|dist-packages)[/\\][\w.@/\\-]+",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "home-path",
+        kind: LeakKind::Path,
+        pattern: r"(?:/home/[\w.-]+/|/Users/[\w.-]+/|/root/|[A-Za-z]:\\Users\\[\w.-]+\\)[\w./\\-]*",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "sql-statement",
+        kind: LeakKind::Sql,
+        pattern: r"\b(?:SELECT\s+(?:\*|[\w.,\s()]+?)\s+FROM\s+[\w.`\x22]+|INSERT\s+INTO\s+[\w.`\x22]+|UPDATE\s+[\w.`\x22]+\s+SET\s+\w+|DELETE\s+FROM\s+[\w.`\x22]+)",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "sql-error",
+        kind: LeakKind::Sql,
+        pattern: r"\bSQLSTATE\b|\bORA-\d{5}\b|syntax error at or near|You have an error in your SQL syntax|\bsqlite3\.\w*Error\b|\bpsycopg2?\.\w*Error\b|\bPG::\w+Error\b|\bSQLException\b|\bER_[A-Z_]{4,}\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "private-ip",
+        kind: LeakKind::Network,
+        pattern: r"\b(?:10\.\d{1,3}\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3})\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "internal-hostname",
+        kind: LeakKind::Network,
+        pattern: r"\b[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:internal|corp|intranet|lan|cluster\.local|svc\.cluster)\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "aws-access-key",
+        kind: LeakKind::Credential,
+        pattern: r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "github-token",
+        kind: LeakKind::Credential,
+        pattern: r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "slack-token",
+        kind: LeakKind::Credential,
+        pattern: r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "stripe-key",
+        kind: LeakKind::Credential,
+        pattern: r"\b[sr]k_(?:live|test)_[0-9A-Za-z]{16,}\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "openai-key",
+        kind: LeakKind::Credential,
+        pattern: r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "google-api-key",
+        kind: LeakKind::Credential,
+        pattern: r"\bAIza[0-9A-Za-z_-]{35}\b",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "jwt",
+        kind: LeakKind::Credential,
+        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "private-key",
+        kind: LeakKind::Credential,
+        pattern: r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY",
+        min_entropy: 0.0,
+    },
+    Rule {
+        id: "bearer-token",
+        kind: LeakKind::Credential,
+        pattern: r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)",
+        min_entropy: 3.5,
+    },
+    Rule {
+        id: "generic-secret",
+        kind: LeakKind::Credential,
+        pattern: r#"(?i)\b(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|access[_-]?key|client[_-]?secret)\b["']?\s*[:=]\s*["']?([A-Za-z0-9/+_.-]{16,})"#,
+        min_entropy: 3.5,
+    },
 ];
 
 struct Compiled {
@@ -138,7 +268,10 @@ pub fn scan(text: &str, sent: &str, exact: &[(LeakKind, &str)]) -> Vec<Leak> {
     let mut leaks = scan_once(text, sent, exact, false);
     for decoded in decodings(text) {
         for leak in scan_once(&decoded, sent, exact, true) {
-            if !leaks.iter().any(|l| l.rule == leak.rule && l.matched == leak.matched) {
+            if !leaks
+                .iter()
+                .any(|l| l.rule == leak.rule && l.matched == leak.matched)
+            {
                 leaks.push(leak);
             }
         }
@@ -155,7 +288,7 @@ fn scan_once(text: &str, sent: &str, exact: &[(LeakKind, &str)], decoded: bool) 
             leaks.push(Leak {
                 rule: kind.name().to_owned(),
                 kind: *kind,
-                excerpt: excerpt(text, at, at + needle.len(), true),
+                excerpt: excerpt(text, at, at + needle.len(), *kind == LeakKind::Secret),
                 decoded,
                 matched: (*needle).to_owned(),
             });
@@ -249,9 +382,26 @@ pub fn entropy(s: &str) -> f64 {
         .sum()
 }
 
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/' | b'+' | b'=')
+}
+
 fn excerpt(text: &str, start: usize, end: usize, redact: bool) -> String {
-    let before_start = floor_boundary(text, start.saturating_sub(40));
-    let after_end = ceil_boundary(text, (end + 40).min(text.len()));
+    let bytes = text.as_bytes();
+    // Widen the window to whole tokens (by at most 64 bytes) so that a credential is never
+    // cut in half, where the scrubber could no longer recognise it.
+    let mut before_start = floor_boundary(text, start.saturating_sub(40));
+    let limit = before_start.saturating_sub(64);
+    while before_start > limit && before_start > 0 && is_token_byte(bytes[before_start - 1]) {
+        before_start -= 1;
+    }
+    let mut after_end = ceil_boundary(text, (end + 40).min(text.len()));
+    let limit = (after_end + 64).min(text.len());
+    while after_end < limit && is_token_byte(bytes[after_end]) {
+        after_end += 1;
+    }
+    let before_start = floor_boundary(text, before_start);
+    let after_end = ceil_boundary(text, after_end);
     let middle = if redact {
         "[REDACTED]".to_owned()
     } else {
@@ -262,7 +412,7 @@ fn excerpt(text: &str, start: usize, end: usize, redact: bool) -> String {
             m.to_owned()
         }
     };
-    let flat = |s: &str| s.replace(['\n', '\r'], " ");
+    let flat = |s: &str| scrub(&s.replace(['\n', '\r'], " "));
     format!(
         "{}{}{}{}{}",
         if before_start > 0 { "…" } else { "" },
@@ -287,6 +437,34 @@ fn ceil_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// Replaces every credential-shaped string in `text` (the [`LeakKind::Credential`] rules) with
+/// `[REDACTED:rule]`, so that no report ever carries one.
+pub fn scrub(text: &str) -> String {
+    let Some(compiled) = COMPILED.as_ref() else {
+        return text.to_owned();
+    };
+    let mut out = text.to_owned();
+    for index in compiled.set.matches(text).iter() {
+        let rule = &RULES[index];
+        if rule.kind != LeakKind::Credential {
+            continue;
+        }
+        let replacement = format!("[REDACTED:{}]", rule.id);
+        out = compiled.each[index]
+            .replace_all(&out, |c: &regex::Captures<'_>| {
+                let whole = c.get(0).map_or("", |m| m.as_str());
+                let value = c.get(1).map_or(whole, |m| m.as_str());
+                if rule.min_entropy > 0.0 && entropy(value) < rule.min_entropy {
+                    whole.to_owned()
+                } else {
+                    replacement.clone()
+                }
+            })
+            .into_owned();
+    }
+    out
+}
+
 /// Replaces every occurrence of each secret in `text` with `[REDACTED]`.
 pub fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_owned();
@@ -308,40 +486,152 @@ mod tests {
     #[test]
     fn each_rule_has_a_true_and_a_false_example() {
         let cases: &[(&str, &str, &str)] = &[
-            ("python-traceback", "Traceback (most recent call last):\n  x", "the traceback was clean"),
-            ("python-frame", "  File \"/srv/app/main.py\", line 12, in run", "File name: report.txt, line 3 of the form"),
-            ("node-frame", "    at fetchWeather (/app/dist/server.js:41:13)", "meet at noon (by the river)"),
-            ("java-frame", "\tat com.acme.Api.get(Api.java:88)", "look at com.example for docs"),
-            ("go-panic", "goroutine 1 [running]:\nmain.main()", "a goroutine is running"),
-            ("rust-panic", "thread 'main' panicked at src/main.rs:4:5:", "nobody panicked at all"),
-            ("dotnet-frame", "   at Acme.Api.Get(String id) in C:\\src\\Api.cs:line 42", "at home in the evening"),
-            ("ruby-frame", "from /app/lib/client.rb:10:in `get'", "from the ruby store"),
-            ("php-frame", "#0 /var/www/app/index.php(12): main()", "#0 is the first item"),
-            ("source-path", "failed in /opt/service/handlers/weather.py", "see the weather page"),
-            ("dependency-path", "at /app/node_modules/axios/lib/core.js", "install the modules"),
-            ("home-path", "config at /home/deploy/.config/app.toml", "go home now"),
-            ("sql-statement", "query failed: SELECT id, email FROM users WHERE id = 7", "Please select a city from the list"),
-            ("sql-error", "ERROR: syntax error at or near \"FROM\"", "an error in the syntax of your request"),
-            ("private-ip", "could not reach 10.2.33.4:5432", "version 1.10.2 of the API"),
-            ("internal-hostname", "connect to db-7f3a.internal.corp failed", "the internal error was logged"),
-            ("aws-access-key", "key AKIAIOSFODNN7EXAMPLE used", "AKIA is a prefix"),
-            ("github-token", "token ghp_0123456789abcdefghijABCDEFGHIJ0123456789", "ghp_short"),
-            ("slack-token", "xoxb-123456789012-abcdefghij", "xox is not a token"),
-            ("stripe-key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_ is the prefix"),
-            ("openai-key", "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789AB", "sk-learn is a library"),
-            ("google-api-key", "AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIza is a prefix"),
-            ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "eyJ alone"),
-            ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIE", "-----BEGIN CERTIFICATE-----"),
-            ("bearer-token", "Authorization: Bearer 9f8A7b6C5d4E3f2G1h0IjKlMnOp", "bearer of bad news aaaaaaaaaaaaaaaaaaaaaa"),
-            ("generic-secret", "api_key=Zx81QpL0m2Vb7Rt5Yw3Nk9Ds", "api_key=xxxxxxxxxxxxxxxxxxxx"),
+            (
+                "python-traceback",
+                "Traceback (most recent call last):\n  x",
+                "the traceback was clean",
+            ),
+            (
+                "python-frame",
+                "  File \"/srv/app/main.py\", line 12, in run",
+                "File name: report.txt, line 3 of the form",
+            ),
+            (
+                "node-frame",
+                "    at fetchWeather (/app/dist/server.js:41:13)",
+                "meet at noon (by the river)",
+            ),
+            (
+                "java-frame",
+                "\tat com.acme.Api.get(Api.java:88)",
+                "look at com.example for docs",
+            ),
+            (
+                "go-panic",
+                "goroutine 1 [running]:\nmain.main()",
+                "a goroutine is running",
+            ),
+            (
+                "rust-panic",
+                "thread 'main' panicked at src/main.rs:4:5:",
+                "nobody panicked at all",
+            ),
+            (
+                "dotnet-frame",
+                "   at Acme.Api.Get(String id) in C:\\src\\Api.cs:line 42",
+                "at home in the evening",
+            ),
+            (
+                "ruby-frame",
+                "from /app/lib/client.rb:10:in `get'",
+                "from the ruby store",
+            ),
+            (
+                "php-frame",
+                "#0 /var/www/app/index.php(12): main()",
+                "#0 is the first item",
+            ),
+            (
+                "source-path",
+                "failed in /opt/service/handlers/weather.py",
+                "see the weather page",
+            ),
+            (
+                "dependency-path",
+                "at /app/node_modules/axios/lib/core.js",
+                "install the modules",
+            ),
+            (
+                "home-path",
+                "config at /home/deploy/.config/app.toml",
+                "go home now",
+            ),
+            (
+                "sql-statement",
+                "query failed: SELECT id, email FROM users WHERE id = 7",
+                "Please select a city from the list",
+            ),
+            (
+                "sql-error",
+                "ERROR: syntax error at or near \"FROM\"",
+                "an error in the syntax of your request",
+            ),
+            (
+                "private-ip",
+                "could not reach 10.2.33.4:5432",
+                "version 1.10.2 of the API",
+            ),
+            (
+                "internal-hostname",
+                "connect to db-7f3a.internal.corp failed",
+                "the internal error was logged",
+            ),
+            (
+                "aws-access-key",
+                "key AKIAIOSFODNN7EXAMPLE used",
+                "AKIA is a prefix",
+            ),
+            (
+                "github-token",
+                "token ghp_0123456789abcdefghijABCDEFGHIJ0123456789",
+                "ghp_short",
+            ),
+            (
+                "slack-token",
+                "xoxb-123456789012-abcdefghij",
+                "xox is not a token",
+            ),
+            (
+                "stripe-key",
+                "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+                "sk_live_ is the prefix",
+            ),
+            (
+                "openai-key",
+                "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789AB",
+                "sk-learn is a library",
+            ),
+            (
+                "google-api-key",
+                "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+                "AIza is a prefix",
+            ),
+            (
+                "jwt",
+                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                "eyJ alone",
+            ),
+            (
+                "private-key",
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIE",
+                "-----BEGIN CERTIFICATE-----",
+            ),
+            (
+                "bearer-token",
+                "Authorization: Bearer 9f8A7b6C5d4E3f2G1h0IjKlMnOp",
+                "bearer of bad news aaaaaaaaaaaaaaaaaaaaaa",
+            ),
+            (
+                "generic-secret",
+                "api_key=Zx81QpL0m2Vb7Rt5Yw3Nk9Ds",
+                "api_key=xxxxxxxxxxxxxxxxxxxx",
+            ),
         ];
         for rule in RULES {
             let (_, yes, no) = cases
                 .iter()
                 .find(|(id, _, _)| *id == rule.id)
                 .unwrap_or_else(|| panic!("rule {} has no examples", rule.id));
-            assert!(rules(yes).contains(&rule.id.to_owned()), "{} missed {yes:?}", rule.id);
-            assert!(!rules(no).contains(&rule.id.to_owned()), "{} matched {no:?}", rule.id);
+            assert!(
+                rules(yes).contains(&rule.id.to_owned()),
+                "{} missed {yes:?}",
+                rule.id
+            );
+            assert!(
+                !rules(no).contains(&rule.id.to_owned()),
+                "{} matched {no:?}",
+                rule.id
+            );
         }
     }
 
@@ -356,7 +646,11 @@ mod tests {
     fn canaries_and_secrets_are_found_even_when_encoded() {
         let secret = "s3cr3t-value-123";
         let encoded = base64::engine::general_purpose::STANDARD.encode(format!("key is {secret}"));
-        let leaks = scan(&format!("blob: {encoded}"), "", &[(LeakKind::Secret, secret)]);
+        let leaks = scan(
+            &format!("blob: {encoded}"),
+            "",
+            &[(LeakKind::Secret, secret)],
+        );
         assert_eq!(leaks.len(), 1);
         assert!(leaks[0].decoded);
         assert!(!leaks[0].excerpt.contains(secret));
@@ -365,9 +659,30 @@ mod tests {
     }
 
     #[test]
+    fn scrub_removes_whole_credentials_even_near_a_cut() {
+        let text = format!(
+            "{}\"credential\":\"sk_live_4eC39HqLyjWDarjtT1zdp7dc\" and more",
+            "x".repeat(30)
+        );
+        let leaks = scan(&text, "", &[(LeakKind::Canary, "credential")]);
+        assert!(!leaks[0].excerpt.contains("4eC39"), "{}", leaks[0].excerpt);
+        assert_eq!(
+            scrub("key sk_live_4eC39HqLyjWDarjtT1zdp7dc."),
+            "key [REDACTED:stripe-key]."
+        );
+        assert_eq!(
+            scrub("api_key=xxxxxxxxxxxxxxxxxxxx"),
+            "api_key=xxxxxxxxxxxxxxxxxxxx"
+        );
+    }
+
+    #[test]
     fn credentials_are_redacted_in_excerpts() {
         let leaks = scan("boom: AKIAIOSFODNN7EXAMPLE leaked", "", &[]);
         assert_eq!(leaks[0].excerpt, "boom: [REDACTED] leaked");
-        assert_eq!(redact("a AKIAIOSFODNN7EXAMPLE b", &[leaks[0].matched.clone()]), "a [REDACTED] b");
+        assert_eq!(
+            redact("a AKIAIOSFODNN7EXAMPLE b", &[leaks[0].matched.clone()]),
+            "a [REDACTED] b"
+        );
     }
 }

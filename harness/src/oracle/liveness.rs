@@ -8,7 +8,12 @@ use crate::session::{Exchange, Outcome};
 
 /// Judges the liveness probe `ping` that followed `previous`. `stderr` is the server's recent
 /// stderr, quoted in a `server-died` finding.
-pub fn check(ctx: &Context<'_>, previous: &Exchange, ping: &Exchange, stderr: &str) -> Vec<Finding> {
+pub fn check(
+    ctx: &Context<'_>,
+    previous: &Exchange,
+    ping: &Exchange,
+    stderr: &str,
+) -> Vec<Finding> {
     let died = previous
         .exited()
         .or(ping.exited())

@@ -35,7 +35,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let (Probe::ToolCall { tool, .. }, Some(fault)) = (&ex.probe, &ex.fault) else {
         return Vec::new();
     };
-    if !fault.met() {
+    // A 200 with an odd body may rightly be passed through (a fetch tool's job); only a
+    // definite failure can be masked.
+    if !fault.met_definitely() {
         return Vec::new();
     }
     let Some(result) = ex.response().and_then(|r| r.result()) else {
@@ -54,7 +56,11 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 "every upstream request of {tool} failed ({n} request(s), fault {}), yet the \
                  result does not set isError: true{}",
                 describe(fault),
-                if blank { " and its content is empty" } else { "" }
+                if blank {
+                    " and its content is empty"
+                } else {
+                    ""
+                }
             ),
         )
     } else if blank {
@@ -78,7 +84,13 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     } else {
         return Vec::new();
     };
-    vec![finding(&ERROR_MASKED_AS_SUCCESS, severity, ctx, ex, message)]
+    vec![finding(
+        &ERROR_MASKED_AS_SUCCESS,
+        severity,
+        ctx,
+        ex,
+        message,
+    )]
 }
 
 #[cfg(test)]
@@ -90,7 +102,9 @@ mod tests {
         assert!(reads_like_failure("Error: upstream failed"));
         assert!(reads_like_failure("request returned status code 503"));
         assert!(!reads_like_failure("Sunny, 21°C in Paris"));
-        assert!(!reads_like_failure("The error bars are shown in figure 3")
-            || reads_like_failure("error"));
+        assert!(
+            !reads_like_failure("The error bars are shown in figure 3")
+                || reads_like_failure("error")
+        );
     }
 }

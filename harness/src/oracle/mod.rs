@@ -161,6 +161,13 @@ pub fn is_error_result(result: &Value) -> bool {
     result.get("isError").and_then(Value::as_bool) == Some(true)
 }
 
+/// A frame as text for a report: credential-shaped strings scrubbed from the whole text
+/// first (so none survives half cut), then cut to [`EXCERPT_BYTES`].
+pub fn safe_excerpt(raw: &[u8]) -> String {
+    let scrubbed = leaks::scrub(&String::from_utf8_lossy(raw));
+    crate::wire::excerpt(scrubbed.as_bytes(), EXCERPT_BYTES)
+}
+
 /// A finding about `ex`: fills in the tool, the probe label and the request and response
 /// excerpts.
 pub fn finding(
@@ -173,8 +180,11 @@ pub fn finding(
     let mut f = Finding::new(invariant, severity, ctx.version, message);
     f.tool = ex.probe.tool().map(str::to_owned);
     f.probe = ex.probe.label();
-    f.request = Some(ex.request_excerpt(EXCERPT_BYTES));
-    f.response = ex.response_excerpt(EXCERPT_BYTES);
-    f.fault = ex.fault.as_ref().map(crate::session::FaultContext::to_value);
+    f.request = Some(safe_excerpt(&ex.sent));
+    f.response = ex.answer_frame().map(|frame| safe_excerpt(&frame.raw));
+    f.fault = ex
+        .fault
+        .as_ref()
+        .map(crate::session::FaultContext::to_value);
     f
 }

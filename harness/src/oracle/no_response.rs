@@ -32,6 +32,14 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         {
             Vec::new()
         }
+        // A call that met an upstream fault and never answered is judged by deadline-exceeded.
+        _ if ex
+            .fault
+            .as_ref()
+            .is_some_and(|f| !f.upstream_requests.is_empty()) =>
+        {
+            Vec::new()
+        }
         (_, Expect::Response { .. }, Outcome::NoAnswer) => {
             // A response with another id is judged by response-id-mismatch.
             if ex.other_responses().next().is_some() {

@@ -31,7 +31,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                     sent_method(ex)
                 ),
             );
-            f.response = Some(frame.excerpt(super::EXCERPT_BYTES));
+            f.response = Some(super::safe_excerpt(&frame.raw));
             vec![f]
         }
         None => Vec::new(),

@@ -32,7 +32,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 _ => continue,
             };
             let mut f = finding(&RESPONSE_ID_MISMATCH, Severity::Violation, ctx, ex, message);
-            f.response = Some(frame.excerpt(super::EXCERPT_BYTES));
+            f.response = Some(super::safe_excerpt(&frame.raw));
             findings.push(f);
             break;
         }
@@ -57,7 +57,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 ctx.version
             ),
         );
-        f.response = Some(frame.excerpt(super::EXCERPT_BYTES));
+        f.response = Some(super::safe_excerpt(&frame.raw));
         findings.push(f);
     }
     findings

@@ -26,7 +26,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             ex,
             format!("the server sent a frame that is not valid JSON-RPC 2.0: {error}"),
         );
-        f.response = Some(frame.excerpt(super::EXCERPT_BYTES));
+        f.response = Some(super::safe_excerpt(&frame.raw));
         findings.push(f);
     }
     for (_, frame) in ex.all_frames() {
@@ -42,7 +42,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                             "an element of a batch the server sent is not valid JSON-RPC 2.0: {error}"
                         ),
                     );
-                    f.response = Some(frame.excerpt(super::EXCERPT_BYTES));
+                    f.response = Some(super::safe_excerpt(&frame.raw));
                     findings.push(f);
                 }
             }

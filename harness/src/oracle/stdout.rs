@@ -8,7 +8,7 @@ use super::{Context, finding};
 use crate::finding::{Finding, OVERSIZE_FRAME, STDOUT_NOT_PROTOCOL, Severity};
 use crate::session::{Exchange, ReceivedItem};
 use crate::transport::Frame;
-use crate::wire::{self, WireError};
+use crate::wire::WireError;
 
 /// The JSON-RPC members; an object with none of them is not an attempt at a message.
 const ENVELOPE_MEMBERS: [&str; 5] = ["jsonrpc", "id", "method", "result", "error"];
@@ -52,7 +52,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 quote(first)
             ),
         );
-        f.response = Some(first.excerpt(super::EXCERPT_BYTES));
+        f.response = Some(super::safe_excerpt(&first.raw));
         findings.push(f);
     } else if blank > 0 {
         findings.push(finding(
@@ -72,7 +72,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 ex,
                 format!("a frame of {len} bytes exceeded the frame size limit and was discarded"),
             );
-            f.response = Some(wire::excerpt(head, 200));
+            f.response = Some(super::safe_excerpt(head));
             findings.push(f);
         }
     }
@@ -80,5 +80,5 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
 }
 
 fn quote(frame: &Frame) -> String {
-    format!("{:?}", frame.excerpt(80))
+    format!("{:?}", super::leaks::scrub(&frame.excerpt(80)))
 }

@@ -64,5 +64,11 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             )
         }
     };
-    vec![finding(&STRUCTURED_CONTENT_SCHEMA, severity, ctx, ex, message)]
+    vec![finding(
+        &STRUCTURED_CONTENT_SCHEMA,
+        severity,
+        ctx,
+        ex,
+        message,
+    )]
 }

@@ -63,7 +63,9 @@ impl Progress {
             )),
             Event::FaultPhase { tool, faults } => {
                 self.bar.inc_length(*faults as u64);
-                self.line(&format!("{tool}: calling it under {faults} upstream fault profiles"));
+                self.line(&format!(
+                    "{tool}: calling it under {faults} upstream fault profiles"
+                ));
             }
             Event::Restarted { reason } => self.line(&format!("restarting the server: {reason}")),
             Event::Exchange { .. } | Event::Finding { .. } => {}
@@ -178,11 +180,7 @@ pub fn render(report: &Report, color: bool) -> String {
                     let _ = writeln!(out, "        received: {}", one_line(resp, 160));
                 }
                 if let Some(fault) = &f.fault {
-                    let _ = writeln!(
-                        out,
-                        "        fault:    {}",
-                        one_line(&fault.to_string(), 160)
-                    );
+                    let _ = writeln!(out, "        fault:    {}", describe_fault(fault));
                 }
             }
             if group.len() > 5 {
@@ -220,6 +218,35 @@ pub fn render(report: &Report, color: bool) -> String {
         );
     }
     out
+}
+
+/// `not-found (404), hit GET /weather?city=x [+2 more]`.
+fn describe_fault(fault: &serde_json::Value) -> String {
+    let name = fault.get("name").and_then(|v| v.as_str()).unwrap_or("?");
+    let status = fault
+        .get("status")
+        .and_then(serde_json::Value::as_u64)
+        .map(|s| format!(" ({s})"))
+        .unwrap_or_default();
+    let hits = fault
+        .get("upstream_requests")
+        .and_then(|v| v.as_array())
+        .cloned()
+        .unwrap_or_default();
+    let hit = match hits.first() {
+        Some(h) => format!(
+            ", hit {} {}{}",
+            h.get("method").and_then(|v| v.as_str()).unwrap_or(""),
+            h.get("target").and_then(|v| v.as_str()).unwrap_or(""),
+            if hits.len() > 1 {
+                format!(" [+{} more]", hits.len() - 1)
+            } else {
+                String::new()
+            }
+        ),
+        None => ", no upstream request".to_owned(),
+    };
+    one_line(&format!("{name}{status}{hit}"), 160)
 }
 
 fn one_line(text: &str, max: usize) -> String {

@@ -116,7 +116,13 @@ impl Injectors {
 
     /// The canary strings the injectors plant in failure responses.
     pub fn canaries(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.upstream.canaries().strings().into_iter().map(str::to_owned).collect();
+        let mut out: Vec<String> = self
+            .upstream
+            .canaries()
+            .strings()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         if let Some(proxy) = &self.proxy {
             out.extend(proxy.canaries().strings().into_iter().map(str::to_owned));
         }
@@ -141,6 +147,23 @@ pub struct Marks {
     proxy: Option<mcp_chaos_faults::JournalMark>,
 }
 
+/// Whether `fault` fails whatever the client expected: an HTTP error status, or a response
+/// that is broken or never comes. A `200` whose body has an unexpected shape (malformed JSON,
+/// the wrong content type, a huge body) is a failure only for a client that parses it.
+pub fn is_definite(fault: &Fault) -> bool {
+    match fault.http_status() {
+        Some(status) if status >= 400 => true,
+        _ => matches!(
+            fault.kind(),
+            FaultKind::Hang
+                | FaultKind::Reset
+                | FaultKind::ResetMidBody
+                | FaultKind::CloseBeforeHeaders
+                | FaultKind::TruncatedBody
+        ),
+    }
+}
+
 /// The fault context of an exchange that ran while `fault` was served and caused `entries`.
 pub fn context(fault: &Fault, entries: &[JournalEntry]) -> FaultContext {
     FaultContext {
@@ -162,6 +185,7 @@ pub fn context(fault: &Fault, entries: &[JournalEntry]) -> FaultContext {
                 target: e.target.clone(),
                 served: e.fault.name().to_owned(),
                 failure: e.failure,
+                definite: is_definite(&e.fault),
             })
             .collect(),
     }

@@ -490,7 +490,10 @@ pub async fn execute(session: &mut Session, step: &Step, first_tool: Option<&str
 ///
 /// Errors (exit code 2) only when the server cannot be started or initialized at the start;
 /// a server that dies later is a finding, and is restarted up to `max_restarts` times.
-pub async fn run(config: &RunConfig, on_event: &mut dyn FnMut(&Event<'_>)) -> Result<Report, RunError> {
+pub async fn run(
+    config: &RunConfig,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> Result<Report, RunError> {
     let injectors = if config.faults.is_active() {
         Some(faults::Injectors::start(&config.faults, config.seed).await?)
     } else {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::transport::{ExitKind, Frame};
-use crate::wire::{self, Message, RequestId, Response, ResponseId, WireError};
+use crate::wire::{Message, RequestId, Response, ResponseId, WireError};
 
 /// Why a frame was sent: the probe's intent, which tells the oracle what the server owes.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,6 +200,10 @@ pub struct UpstreamHit {
     pub served: String,
     /// Whether the client experienced it as a failure.
     pub failure: bool,
+    /// Whether it was a failure whatever the client wanted: an HTTP error status, or a broken
+    /// or missing response (not a 200 whose body merely has an unexpected shape, which a
+    /// fetch-like tool may rightly pass through).
+    pub definite: bool,
 }
 
 /// The upstream fault in effect during an exchange and the upstream requests the exchange
@@ -228,10 +232,21 @@ impl FaultContext {
         self.upstream_requests.iter().any(|h| h.failure)
     }
 
-    /// Whether every upstream request of the exchange failed (and there was at least one):
-    /// the operation cannot have succeeded.
+    /// Whether every upstream request of the exchange failed definitely (and there was at
+    /// least one): the operation cannot have succeeded.
     pub fn all_failed(&self) -> bool {
-        !self.upstream_requests.is_empty() && self.upstream_requests.iter().all(|h| h.failure)
+        !self.upstream_requests.is_empty()
+            && self
+                .upstream_requests
+                .iter()
+                .all(|h| h.failure && h.definite)
+    }
+
+    /// Whether at least one upstream request failed definitely.
+    pub fn met_definitely(&self) -> bool {
+        self.upstream_requests
+            .iter()
+            .any(|h| h.failure && h.definite)
     }
 
     /// The JSON put in a finding's `fault` field.
@@ -337,15 +352,5 @@ impl Exchange {
             ReceivedItem::Exited(status) => Some(status),
             _ => None,
         })
-    }
-
-    /// The sent frame as text for a report, cut to `max` bytes.
-    pub fn request_excerpt(&self, max: usize) -> String {
-        wire::excerpt(&self.sent, max)
-    }
-
-    /// The answer as text, cut to `max` bytes.
-    pub fn response_excerpt(&self, max: usize) -> Option<String> {
-        self.answer_frame().map(|f| f.excerpt(max))
     }
 }

@@ -2,5 +2,6 @@
 //! each flaw planted), against servers that misbehave at start, and through its CLI surface.
 
 mod cli;
+mod faults;
 mod invariants;
 mod robustness;

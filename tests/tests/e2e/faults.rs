@@ -1,0 +1,150 @@
+//! Upstream fault injection end to end: the fixture's upstream tools under every fault
+//! profile. The correct fixture handles each one and yields no finding; each fault-handling
+//! flaw is caught as exactly its invariant, and every finding names the fault and the
+//! upstream request it hit.
+
+use mcp_chaos_tests::{fixture_command, run_chaos};
+
+/// The arguments of a fault campaign against the fixture (protocol probes skipped: the
+/// protocol invariants have their own tests).
+fn fault_run(flaws: &[&str], extra: &[&str]) -> mcp_chaos_tests::ChaosRun {
+    let command = fixture_command(flaws);
+    let mut args = vec![
+        "run",
+        "--stdio",
+        &command,
+        "--upstream-env",
+        "UPSTREAM_URL",
+        "--env",
+        "FIXTURE_UPSTREAM_TIMEOUT_MS=1000",
+        "--timeout-ms",
+        "3000",
+        "--skip-probes",
+        "--skip-version-probe",
+        "--seed",
+        "42",
+    ];
+    args.extend_from_slice(extra);
+    run_chaos(&args)
+}
+
+/// The correct fixture handles all 18 standard fault profiles without a finding.
+#[test]
+fn correct_fixture_handles_every_fault() {
+    let run = fault_run(&[], &[]);
+    assert_eq!(
+        run.findings(),
+        Vec::<serde_json::Value>::new(),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 0);
+    let summary = &run.report.as_ref().expect("a report")["summary"];
+    // 5 baseline calls + 2 upstream tools x 18 fault profiles.
+    assert_eq!(summary["tool_calls"], 41, "{summary}");
+    assert_eq!(run.report.as_ref().expect("a report")["seed"], 42);
+}
+
+/// A secret handed to the correct fixture never shows up.
+#[test]
+fn correct_fixture_keeps_a_secret() {
+    let run = fault_run(
+        &[],
+        &[
+            "--secret-env",
+            "FIXTURE_API_KEY=s3cr3t-9f8e7d6c",
+            "--faults",
+            "not-found,ok",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report.as_ref().expect("a report");
+    // 5 baseline calls + 2 upstream tools x 2 fault profiles.
+    assert_eq!(report["summary"]["tool_calls"], 9, "{report}");
+    assert_eq!(
+        run.findings(),
+        Vec::<serde_json::Value>::new(),
+        "{}",
+        run.stdout
+    );
+}
+
+fn check(flaw: &str, invariant: &str, violation: bool) {
+    let run = fault_run(&[flaw], &[]);
+    assert_eq!(
+        run.invariants(),
+        vec![invariant.to_owned()],
+        "flaw {flaw}: {}",
+        run.stdout
+    );
+    assert_eq!(
+        !run.with_severity("violation").is_empty(),
+        violation,
+        "flaw {flaw}"
+    );
+    assert_eq!(run.code, i32::from(violation), "flaw {flaw}");
+    for f in run.findings() {
+        let fault = &f["fault"];
+        assert!(fault["name"].is_string(), "finding without its fault: {f}");
+        let hits = fault["upstream_requests"]
+            .as_array()
+            .expect("upstream requests");
+        assert!(
+            !hits.is_empty(),
+            "finding without the upstream request it hit: {f}"
+        );
+        assert!(
+            hits[0]["target"]
+                .as_str()
+                .is_some_and(|t| t.starts_with('/'))
+        );
+    }
+}
+
+macro_rules! fault_flaw_tests {
+    ($($name:ident = $flaw:literal => $invariant:literal, $violation:literal;)*) => {
+        $(
+            #[doc = concat!("The flaw `", $flaw, "` is caught as `", $invariant, "`.")]
+            #[test]
+            fn $name() {
+                check($flaw, $invariant, $violation);
+            }
+        )*
+    };
+}
+
+fault_flaw_tests! {
+    protocol_error_on_404 = "protocol-error-on-404" => "business-failure-as-protocol-error", true;
+    empty_success_on_5xx = "empty-success-on-5xx" => "error-masked-as-success", true;
+    echo_upstream_body = "echo-upstream-body" => "leaked-internals", true;
+    leak_stack_trace = "leak-stack-trace" => "leaked-internals", true;
+    ignore_upstream_timeout = "ignore-upstream-timeout" => "deadline-exceeded", true;
+    bad_structured_content = "bad-structured-content" => "structured-content-schema", true;
+    generic_error = "generic-error" => "unactionable-error", false;
+}
+
+/// A server that echoes the upstream body leaks the canaries, and the report says so with
+/// the fault and request that carried them; a leaked secret is redacted from the report.
+#[test]
+fn leaked_secret_is_redacted_from_the_report() {
+    // The fixture with echo-upstream-body echoes whatever the upstream sends; the upstream's
+    // canaries are fake, but a --secret-env value that reaches the output must be redacted.
+    let run = fault_run(
+        &["echo-upstream-body"],
+        &[
+            "--secret-env",
+            "UNUSED_SECRET=never-shown-7a6b5c",
+            "--faults",
+            "not-found",
+        ],
+    );
+    assert_eq!(run.invariants(), vec!["leaked-internals".to_owned()]);
+    let text = serde_json::to_string(&run.report).expect("json");
+    assert!(!text.contains("never-shown-7a6b5c"));
+    let f = &run.findings()[0];
+    assert_eq!(f["fault"]["name"], "not-found");
+    assert!(
+        f["message"].as_str().is_some_and(|m| m.contains("canary")),
+        "{f}"
+    );
+}
