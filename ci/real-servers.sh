@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs mcp-chaos against real MCP servers installed from npm and PyPI, and fails if mcp-chaos
+# Runs mcp-chaos against real MCP servers installed from npm and PyPI (server-everything,
+# mcp-server-time, and mcp-server-fetch under upstream faults), and fails if mcp-chaos
 # errors (exit code other than 0 or 1), takes longer than 60 s on a server, or makes fewer
 # exchanges than twice the server's tool count.
 #
@@ -66,6 +67,10 @@ VENV="$DIR/venv"
 check everything "node $NPM/server-everything/dist/index.js stdio" \
   --env GZIP_ALLOWED_DOMAINS=127.0.0.1
 check time "$VENV/bin/mcp-server-time --local-timezone=Etc/UTC"
+# mcp-server-fetch refuses loopback and private addresses unless --allow-private-ips;
+# --ignore-robots-txt skips the extra GET /robots.txt before each fetch. --url-args points its
+# `url` argument at the fake upstream, which then serves every fault profile.
+check fetch "$VENV/bin/mcp-server-fetch --allow-private-ips --ignore-robots-txt" --url-args
 
 if (( failures > 0 )); then
   log "$failures server check(s) failed"

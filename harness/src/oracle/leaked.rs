@@ -3,6 +3,11 @@
 //! text resources, `structuredContent`), JSON-RPC error `message` and `data`, and log
 //! notifications (`notifications/message`, whose content MUST NOT contain secrets or internal
 //! details: `server/utilities/logging` §Security).
+//!
+//! Canaries, secrets and credentials are leaks wherever they appear. Stack traces, paths, SQL
+//! and internal addresses are judged only where the server reports a failure or logs (error
+//! results, JSON-RPC errors, log notifications): in a successful result they are most often
+//! the data the tool exists to return (a file listing, the query a database tool ran).
 
 use serde_json::Value;
 
@@ -12,29 +17,36 @@ use crate::finding::{Finding, LEAKED_INTERNALS, Severity};
 use crate::session::Exchange;
 use crate::wire::Message;
 
-/// Where a text came from, for the message.
-fn texts(ex: &Exchange) -> Vec<(&'static str, String)> {
+/// The texts of an exchange the model or user reads: where each came from (for the message),
+/// whether it reports a failure or is a log, and the text.
+fn texts(ex: &Exchange) -> Vec<(&'static str, bool, String)> {
     let mut out = Vec::new();
     for (_, frame) in ex.frames() {
         match &frame.message {
             Ok(Message::Response(r)) => {
                 if let Some(error) = r.error() {
-                    out.push(("the error message", error.message.to_owned()));
+                    out.push(("the error message", true, error.message.to_owned()));
                     if let Some(data) = error.data {
-                        out.push(("the error data", flatten(data)));
+                        out.push(("the error data", true, flatten(data)));
                     }
                 } else if let Some(result) = r.result()
                     && result.get("content").is_some()
                 {
-                    out.push(("the tool result", result_text(result)));
+                    let failed = super::is_error_result(result);
+                    let place = if failed {
+                        "the error result"
+                    } else {
+                        "the tool result"
+                    };
+                    out.push((place, failed, result_text(result)));
                     if let Some(sc) = result.get("structuredContent") {
-                        out.push(("structuredContent", flatten(sc)));
+                        out.push(("structuredContent", failed, flatten(sc)));
                     }
                 }
             }
             Ok(Message::Notification(n)) if n.method() == "notifications/message" => {
                 if let Some(data) = n.params().and_then(|p| p.get("data")) {
-                    out.push(("a log notification", flatten(data)));
+                    out.push(("a log notification", true, flatten(data)));
                 }
             }
             _ => {}
@@ -77,11 +89,18 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         .map(|(_, s)| s.as_str())
         .collect();
     let mut found: Vec<(&'static str, Leak)> = Vec::new();
-    for (place, text) in texts(ex) {
+    for (place, failure_or_log, text) in texts(ex) {
         if pass_through_allowed && canaries.iter().any(|c| text.contains(c)) {
             continue;
         }
         for leak in leaks::scan(&text, &sent, &exact) {
+            let anywhere = matches!(
+                leak.kind,
+                LeakKind::Canary | LeakKind::Secret | LeakKind::Credential
+            );
+            if !anywhere && !failure_or_log {
+                continue;
+            }
             if !found.iter().any(|(_, l)| l.rule == leak.rule) {
                 found.push((place, leak));
             }

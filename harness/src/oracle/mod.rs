@@ -22,6 +22,9 @@ pub mod structured;
 pub mod unknown_tool;
 pub mod version;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 

@@ -1,0 +1,110 @@
+//! Unit tests of invariants on hand-built exchanges, for the distinctions the end-to-end
+//! fixtures do not reach.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{Context, judge};
+use crate::protocol::ProtocolVersion;
+use crate::session::{
+    Exchange, Expect, FaultContext, Outcome, Probe, Received, ReceivedItem, Retry, UpstreamHit,
+};
+use crate::transport::Frame;
+use crate::wire::{self, RequestId};
+
+fn call(result: Value, fault: Option<FaultContext>) -> Exchange {
+    let id = RequestId::from(7);
+    let sent = wire::to_line(&wire::request(
+        &id,
+        "tools/call",
+        Some(json!({"name": "t", "arguments": {"q": "x"}})),
+    ));
+    let answer = serde_json::to_vec(&wire::success(&id, result)).unwrap();
+    Exchange {
+        probe: Probe::ToolCall {
+            tool: "t".into(),
+            arguments: json!({"q": "x"}),
+        },
+        sent,
+        expect: Expect::Response {
+            id,
+            or_null: false,
+            fence: false,
+        },
+        received: vec![Received {
+            at_ms: 1,
+            item: ReceivedItem::Frame(Frame::new(answer)),
+        }],
+        preceding: 0,
+        outcome: Outcome::Answered { index: 0 },
+        elapsed: Duration::from_millis(1),
+        timeout_ms: 1000,
+        fault,
+    }
+}
+
+fn fault(name: &str, status: Option<u16>, definite: bool) -> FaultContext {
+    FaultContext {
+        name: name.into(),
+        status,
+        failure: true,
+        retry: Retry::Indeterminate,
+        hangs: false,
+        expectation: String::new(),
+        upstream_requests: vec![UpstreamHit {
+            method: "GET".into(),
+            target: "/x".into(),
+            served: name.into(),
+            failure: true,
+            definite,
+        }],
+    }
+}
+
+fn names(ex: &Exchange) -> Vec<String> {
+    judge(&Context::bare(ProtocolVersion::V2025_11_25), ex)
+        .into_iter()
+        .map(|f| f.invariant)
+        .collect()
+}
+
+/// A path in a successful result is data; in an error result it is a leak.
+#[test]
+fn paths_leak_only_from_failures() {
+    let text = "see /home/deploy/app/config.toml";
+    let ok = call(json!({"content": [{"type": "text", "text": text}]}), None);
+    assert!(names(&ok).is_empty(), "{:?}", names(&ok));
+    let err = call(
+        json!({"content": [{"type": "text", "text": text}], "isError": true}),
+        None,
+    );
+    assert_eq!(names(&err), ["leaked-internals"]);
+    // A credential is a leak anywhere.
+    let key = call(
+        json!({"content": [{"type": "text", "text": "AKIAIOSFODNN7EXAMPLE"}]}),
+        None,
+    );
+    assert_eq!(names(&key), ["leaked-internals"]);
+}
+
+/// Only a definite upstream failure can be masked: a 200 with an odd body may be passed
+/// through by a fetch-like tool.
+#[test]
+fn masking_needs_a_definite_failure() {
+    let success = json!({"content": [{"type": "text", "text": "here it is"}]});
+    let definite = call(success.clone(), Some(fault("unavailable", Some(503), true)));
+    assert_eq!(names(&definite), ["error-masked-as-success"]);
+    let odd_body = call(success, Some(fault("malformed-json", Some(200), false)));
+    assert!(names(&odd_body).is_empty(), "{:?}", names(&odd_body));
+}
+
+/// An error result under a fault is judged for its wording, not for masking.
+#[test]
+fn a_specific_error_under_a_fault_is_clean() {
+    let ex = call(
+        json!({"content": [{"type": "text", "text": "The service failed with 500; retry later."}], "isError": true}),
+        Some(fault("server-error-500", Some(500), true)),
+    );
+    assert!(names(&ex).is_empty(), "{:?}", names(&ex));
+}
