@@ -104,6 +104,10 @@ struct OutputArgs {
     /// Print only the final summary (no progress).
     #[arg(long, short)]
     quiet: bool,
+    /// Write every frame sent and received into this folder, one file each (sent/NNNNNN.json,
+    /// received/NNNNNN.json, transcript.jsonl): a transcript, and a seed corpus for fuzzing.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -269,7 +273,7 @@ pub fn main() -> i32 {
             };
             let output = &args.common.output;
             let config = run_config(server, &args.common);
-            block_on_run(&config, output.report_json.as_deref(), output.quiet)
+            block_on_run(&config, output)
         }
         Command::Demo(args) => {
             let exe = match std::env::current_exe() {
@@ -315,11 +319,7 @@ pub fn main() -> i32 {
             .filter_map(|f| f.parse().ok())
             .collect();
             config.seed = random_seed();
-            block_on_run(
-                &config,
-                args.output.report_json.as_deref(),
-                args.output.quiet,
-            )
+            block_on_run(&config, &args.output)
         }
     }
 }
@@ -361,7 +361,17 @@ fn run_config(mut server: StdioConfig, args: &CommonArgs) -> RunConfig {
     config
 }
 
-fn block_on_run(config: &RunConfig, report_json: Option<&std::path::Path>, quiet: bool) -> i32 {
+fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
+    let report_json = output.report_json.as_deref();
+    let quiet = output.quiet;
+    let mut recorder = match output.record.as_deref().map(report::record::Recorder::new) {
+        None => None,
+        Some(Ok(r)) => Some(r),
+        Some(Err(e)) => {
+            eprintln!("mcp-chaos: cannot record into the --record folder: {e}");
+            return exit::INTERNAL;
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -376,12 +386,23 @@ fn block_on_run(config: &RunConfig, report_json: Option<&std::path::Path>, quiet
     runtime.block_on(async {
         let mut progress = report::terminal::Progress::new(quiet);
         let interrupted = interrupt_signal();
-        let mut on_event = |e: &run::Event<'_>| progress.event(e);
+        let mut on_event = |e: &run::Event<'_>| {
+            progress.event(e);
+            if let Some(r) = recorder.as_mut() {
+                r.event(e);
+            }
+        };
         let outcome = tokio::select! {
             outcome = run::run(config, &mut on_event) => Some(outcome),
             () = interrupted => None,
         };
         progress.finish();
+        if let Some(r) = recorder.take()
+            && let Err(e) = r.finish()
+        {
+            eprintln!("mcp-chaos: recording failed: {e}");
+            return exit::INTERNAL;
+        }
         match outcome {
             None => {
                 eprintln!("mcp-chaos: interrupted; the server's process tree was killed");

@@ -4,6 +4,8 @@
 //! - [`terminal`]: live progress on a TTY and a summary a person reads in 20 seconds, grouped
 //!   by invariant.
 //! - [`json`]: the `--report-json` file.
+//! - [`record`]: `--record DIR`, every frame of the run in its own file.
 
 pub mod json;
+pub mod record;
 pub mod terminal;

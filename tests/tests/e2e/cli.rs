@@ -46,3 +46,27 @@ fn explain_lists_and_explains() {
     let run = run_chaos(&["explain", "MC999"]);
     assert_eq!(run.code, 3);
 }
+
+/// `--record DIR` writes every frame sent and received, in order.
+#[test]
+fn record_writes_a_transcript() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let record = dir.path().join("frames");
+    let record_arg = record.to_string_lossy().into_owned();
+    let command = mcp_chaos_tests::fixture_command(&[]);
+    let run = run_chaos(&["run", "--stdio", &command, "--record", &record_arg]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let transcript = std::fs::read_to_string(record.join("transcript.jsonl")).expect("a transcript");
+    let lines: Vec<serde_json::Value> = transcript
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json lines"))
+        .collect();
+    assert!(lines.len() > 40, "{} lines", lines.len());
+    assert_eq!(lines[0]["direction"], "sent");
+    assert_eq!(lines[0]["probe"], "initialize 2025-11-25");
+    let first = std::fs::read(record.join(lines[0]["file"].as_str().unwrap())).unwrap();
+    assert!(mcp_chaos::wire::parse(&first).is_ok());
+    let exchanges = run.report.unwrap()["summary"]["exchanges"].as_u64().unwrap();
+    let sent = lines.iter().filter(|l| l["direction"] == "sent").count() as u64;
+    assert_eq!(sent, exchanges);
+}
