@@ -28,5 +28,6 @@ pub mod report;
 pub mod run;
 pub mod schema;
 pub mod session;
+pub mod sse;
 pub mod transport;
 pub mod wire;

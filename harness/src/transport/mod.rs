@@ -5,6 +5,7 @@
 //! - [`stdio`]: a child process speaking newline-delimited JSON-RPC on stdin/stdout
 //!   (MCP `basic/transports` §stdio).
 
+pub mod process;
 pub mod stdio;
 
 use std::time::{Duration, Instant};

@@ -1,28 +1,25 @@
 //! The stdio transport (MCP `basic/transports` §stdio): the server is a child process; each
 //! JSON-RPC message is one line on its stdin or stdout; stderr is the server's log.
 //!
-//! The server runs as the leader of its own process group, so that a launcher (`npx`, `uv`,
-//! `sh -c`) and everything it starts are signalled together. The group is killed when the
-//! transport is shut down or dropped (which also happens when a panic unwinds through the run).
-//! Shutdown follows `basic/lifecycle` §Shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
+//! The server runs as the leader of its own process group ([`super::process`]), killed as a
+//! group when the transport is shut down or dropped. Shutdown follows `basic/lifecycle`
+//! §Shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use super::process::ServerProcess;
 use super::{
     DEFAULT_MAX_FRAME_BYTES, DEFAULT_STDERR_BYTES, ExitKind, Frame, SendError, ShutdownOutcome,
     StartError, TransportEvent,
 };
+
+pub use super::process::KEPT_ENV;
 
 /// How many bytes of an oversize frame are kept for the report.
 const OVERSIZE_HEAD_BYTES: usize = 256;
@@ -30,10 +27,8 @@ const OVERSIZE_HEAD_BYTES: usize = 256;
 /// than buffered without bound.
 const EVENT_CAPACITY: usize = 1024;
 
-/// The variables a clean environment keeps from mcp-chaos's own.
-pub const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ"];
-
-/// How to start a stdio server.
+/// How to start a server process: a stdio server, or the command behind an HTTP server's
+/// `--start`.
 #[derive(Debug, Clone)]
 pub struct StdioConfig {
     /// The program to run (looked up on `PATH`).
@@ -102,85 +97,27 @@ impl StdioConfig {
 pub struct StdioTransport {
     stdin: Option<ChildStdin>,
     events: mpsc::Receiver<TransportEvent>,
-    stderr: Arc<Mutex<Ring>>,
-    exit: watch::Receiver<Option<ExitKind>>,
-    pgid: Pid,
-    tasks: Vec<JoinHandle<()>>,
+    process: Option<ServerProcess>,
+    reader: JoinHandle<()>,
     config: StdioConfig,
-    finished: bool,
 }
 
 impl StdioTransport {
     /// Spawns the server with piped stdin, stdout and stderr, as the leader of a new process
     /// group. Must be called inside a Tokio runtime.
     pub fn spawn(config: StdioConfig) -> Result<StdioTransport, StartError> {
-        let mut command = CommandWrap::with_new(&config.program, |c| {
-            if config.clean_env {
-                c.env_clear();
-                for key in KEPT_ENV {
-                    if let Some(value) = std::env::var_os(key) {
-                        c.env(key, value);
-                    }
-                }
-            }
-            c.args(&config.args)
-                .envs(config.env.iter().map(|(k, v)| (k, v)))
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped());
-            if let Some(cwd) = &config.cwd {
-                c.current_dir(cwd);
-            }
-        });
-        command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-        let mut child = command.spawn().map_err(|source| StartError::Spawn {
-            program: config.program.clone(),
-            source,
-        })?;
-        let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
-        let pgid = Pid::from_raw(pid);
-        let stdin = child.stdin().take();
-        let stdout = child.stdout().take();
-        let stderr_pipe = child.stderr().take();
-
         let (tx, events) = mpsc::channel(EVENT_CAPACITY);
-        let stderr = Arc::new(Mutex::new(Ring::new(config.stderr_bytes)));
-        let (exit_tx, exit) = watch::channel(None);
-        let mut tasks = Vec::new();
-        if let Some(stdout) = stdout {
-            tasks.push(tokio::spawn(read_frames(
-                stdout,
-                tx.clone(),
-                config.max_frame_bytes,
-            )));
-        }
-        if let Some(pipe) = stderr_pipe {
-            tasks.push(tokio::spawn(read_stderr(pipe, Arc::clone(&stderr))));
-        }
-        tasks.push(tokio::spawn(async move {
-            let status = match child.wait().await {
-                Ok(status) => exit_kind(status),
-                Err(_) => ExitKind::Unknown,
-            };
-            let _ = exit_tx.send(Some(status.clone()));
-            let _ = tx
-                .send(TransportEvent::Exited {
-                    at: Instant::now(),
-                    status,
-                })
-                .await;
-            // Keep `child` alive until here so that kill-on-drop does not fire early.
-            drop(child);
-        }));
+        let (process, pipes) = ServerProcess::spawn(&config, true, true, tx.clone())?;
+        let reader = match pipes.stdout {
+            Some(stdout) => tokio::spawn(read_frames(stdout, tx, config.max_frame_bytes)),
+            None => tokio::spawn(async {}),
+        };
         Ok(StdioTransport {
-            stdin,
+            stdin: pipes.stdin,
             events,
-            stderr,
-            exit,
-            pgid,
-            tasks,
+            process: Some(process),
+            reader,
             config,
-            finished: false,
         })
     }
 
@@ -191,7 +128,7 @@ impl StdioTransport {
 
     /// The server's process id (also its process group id).
     pub fn pid(&self) -> i32 {
-        self.pgid.as_raw()
+        self.process.as_ref().map_or(0, ServerProcess::pid)
     }
 
     /// Writes `bytes` to the server's stdin and flushes, within `timeout`.
@@ -233,78 +170,33 @@ impl StdioTransport {
 
     /// The newest stderr output, lossily decoded.
     pub fn stderr_tail(&self) -> String {
-        match self.stderr.lock() {
-            Ok(ring) => ring.text(),
-            Err(poisoned) => poisoned.into_inner().text(),
-        }
+        self.process
+            .as_ref()
+            .map(ServerProcess::log_tail)
+            .unwrap_or_default()
     }
 
     /// How the server exited, if it has.
     pub fn has_exited(&self) -> Option<ExitKind> {
-        self.exit.borrow().clone()
+        self.process.as_ref().and_then(ServerProcess::has_exited)
     }
 
-    async fn wait_exit(&mut self, within: Duration) -> Option<ExitKind> {
-        let mut exit = self.exit.clone();
-        match tokio::time::timeout(within, exit.wait_for(Option::is_some)).await {
-            Ok(Ok(status)) => status.clone(),
-            _ => None,
-        }
-    }
-
-    fn signal_group(&self, signal: Signal) {
-        if self.pgid.as_raw() > 1 {
-            // ESRCH (the group is gone) is the expected outcome once the server has exited.
-            let _ = killpg(self.pgid, signal);
-        }
-    }
-
-    /// Shuts the server down: close stdin, wait `eof_grace`, SIGTERM the process group, wait
-    /// `term_grace`, SIGKILL the group. Any process left in the group is killed in every case.
+    /// Shuts the server down: close stdin, wait, SIGTERM the process group, wait, SIGKILL the
+    /// group (see [`ServerProcess::shutdown`]).
     pub async fn shutdown(mut self) -> ShutdownOutcome {
-        let outcome = if let Some(status) = self.has_exited() {
-            ShutdownOutcome::AlreadyExited(status)
-        } else {
-            self.close_stdin();
-            if let Some(status) = self.wait_exit(self.config.eof_grace).await {
-                ShutdownOutcome::ExitedOnEof(status)
-            } else {
-                self.signal_group(Signal::SIGTERM);
-                if let Some(status) = self.wait_exit(self.config.term_grace).await {
-                    ShutdownOutcome::Terminated(status)
-                } else {
-                    self.signal_group(Signal::SIGKILL);
-                    let _ = self.wait_exit(Duration::from_millis(1_000)).await;
-                    ShutdownOutcome::Killed
-                }
-            }
+        self.close_stdin();
+        let outcome = match self.process.take() {
+            Some(process) => process.shutdown().await,
+            None => ShutdownOutcome::Killed,
         };
-        self.signal_group(Signal::SIGKILL);
-        self.finished = true;
-        for task in &self.tasks {
-            task.abort();
-        }
+        self.reader.abort();
         outcome
     }
 }
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        if !self.finished {
-            self.signal_group(Signal::SIGKILL);
-            for task in &self.tasks {
-                task.abort();
-            }
-        }
-    }
-}
-
-fn exit_kind(status: std::process::ExitStatus) -> ExitKind {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitKind::Code(code),
-        (None, Some(signal)) => ExitKind::Signal(signal),
-        _ => ExitKind::Unknown,
+        self.reader.abort();
     }
 }
 
@@ -404,66 +296,11 @@ impl LineSplitter {
     }
 }
 
-/// A byte ring buffer keeping the newest `cap` bytes.
-#[derive(Debug)]
-struct Ring {
-    cap: usize,
-    bytes: VecDeque<u8>,
-    dropped: u64,
-}
-
-impl Ring {
-    fn new(cap: usize) -> Ring {
-        Ring {
-            cap,
-            bytes: VecDeque::with_capacity(cap.min(64 * 1024)),
-            dropped: 0,
-        }
-    }
-
-    fn push(&mut self, data: &[u8]) {
-        let data = if data.len() > self.cap {
-            self.dropped += (data.len() - self.cap) as u64;
-            &data[data.len() - self.cap..]
-        } else {
-            data
-        };
-        let overflow = (self.bytes.len() + data.len()).saturating_sub(self.cap);
-        self.bytes.drain(..overflow);
-        self.dropped += overflow as u64;
-        self.bytes.extend(data);
-    }
-
-    fn text(&self) -> String {
-        let (a, b) = self.bytes.as_slices();
-        let mut all = Vec::with_capacity(a.len() + b.len());
-        all.extend_from_slice(a);
-        all.extend_from_slice(b);
-        let text = String::from_utf8_lossy(&all).into_owned();
-        if self.dropped > 0 {
-            format!("[{} earlier bytes dropped]\n{text}", self.dropped)
-        } else {
-            text
-        }
-    }
-}
-
-async fn read_stderr<R: AsyncRead + Unpin>(mut reader: R, ring: Arc<Mutex<Ring>>) {
-    let mut buf = vec![0u8; 8 * 1024];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => match ring.lock() {
-                Ok(mut ring) => ring.push(&buf[..n]),
-                Err(poisoned) => poisoned.into_inner().push(&buf[..n]),
-            },
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nix::sys::signal::killpg;
+    use nix::unistd::Pid;
     use crate::wire::{Message, WireError};
 
     fn frames(events: &[TransportEvent]) -> Vec<String> {
@@ -496,16 +333,6 @@ mod tests {
         let mut s = LineSplitter::new(10);
         let out = s.push(b"01234567890\n");
         assert_eq!(frames(&out), ["<oversize 11>"]);
-    }
-
-    #[test]
-    fn ring_keeps_the_newest_bytes() {
-        let mut r = Ring::new(8);
-        r.push(b"hello ");
-        r.push(b"world!");
-        assert_eq!(r.text(), "[4 earlier bytes dropped]\no world!");
-        r.push(b"0123456789");
-        assert!(r.text().ends_with("23456789"));
     }
 
     #[tokio::test]
