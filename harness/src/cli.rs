@@ -10,7 +10,7 @@ use crate::finding;
 use crate::fixture::{self, Flaw};
 use crate::protocol::ProtocolVersion;
 use crate::report;
-use crate::run::{self, RunConfig, ServerSpec};
+use crate::run::{self, RunConfig, ServerSpec, VersionChoice};
 use crate::transport::{DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMEOUT_MS, StdioConfig};
 
 /// Process exit codes: a stable contract for CI.
@@ -78,13 +78,33 @@ enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("server").required(true).args(["stdio", "http"])))]
 struct RunArgs {
     /// The server's command line, run as a child process speaking MCP over stdio, e.g.
     /// "node build/index.js" (split like a shell would, without running one). Install the
     /// server first: launchers that download at start (`npx -y`) are slow and, with
     /// --no-egress, cut off.
     #[arg(long, value_name = "COMMAND")]
-    stdio: String,
+    stdio: Option<String>,
+
+    /// The server's Streamable HTTP endpoint, e.g. http://127.0.0.1:3001/mcp. Loopback only,
+    /// unless --allow-remote.
+    #[arg(long, value_name = "URL")]
+    http: Option<String>,
+
+    /// With --http: a command that starts the server; mcp-chaos waits for the URL's port to
+    /// open and kills the command's process tree at the end. --env, --cwd and --clean-env
+    /// apply to it.
+    #[arg(long, value_name = "COMMAND", requires = "http")]
+    start: Option<String>,
+
+    /// With --start: how long to wait for the port to open, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "start")]
+    start_timeout_ms: u64,
+
+    /// With --http: allow a URL whose host is not loopback.
+    #[arg(long, requires = "http")]
+    allow_remote: bool,
 
     #[command(flatten)]
     common: CommonArgs,
@@ -126,10 +146,13 @@ struct CommonArgs {
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
 
-    /// The protocol version to request: 2024-11-05, 2025-03-26, 2025-06-18 or 2025-11-25.
-    /// Findings are judged by the version the server answers.
-    #[arg(long, value_name = "VERSION", default_value = "2025-11-25")]
-    protocol_version: ProtocolVersion,
+    /// The protocol version: `auto` (the newest both sides speak: 2026-07-28 if the server
+    /// answers server/discover, else what it answers to initialize 2025-11-25), `all` (one
+    /// campaign per version the server speaks, reported per version), or one of 2024-11-05,
+    /// 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28. Findings are judged by the version the
+    /// server negotiated.
+    #[arg(long, value_name = "VERSION", default_value = "auto")]
+    protocol_version: VersionChoice,
 
     /// Deadline for each request, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
@@ -264,7 +287,7 @@ pub fn main() -> i32 {
         }
         Command::Explain { code } => explain(code.as_deref()),
         Command::Run(args) => {
-            let server = match StdioConfig::from_command_line(&args.stdio) {
+            let server = match server_spec(&args) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("mcp-chaos: {e}");
@@ -304,7 +327,7 @@ pub fn main() -> i32 {
             }
             let mut config = RunConfig::new(
                 ServerSpec::Stdio(server),
-                ProtocolVersion::LATEST_WITH_INITIALIZE,
+                VersionChoice::Exactly(ProtocolVersion::LATEST_WITH_INITIALIZE),
             );
             config.timeout = Duration::from_millis(5_000);
             config.faults.upstream_env = vec!["UPSTREAM_URL".into()];
@@ -336,15 +359,53 @@ pub const DEMO_FLAWS: &[Flaw] = &[
     Flaw::GenericError,
 ];
 
-fn run_config(mut server: StdioConfig, args: &CommonArgs) -> RunConfig {
-    if args.no_egress {
-        server.env.extend(no_egress_env());
+fn server_spec(args: &RunArgs) -> Result<ServerSpec, crate::transport::StartError> {
+    let common = &args.common;
+    let process = |line: &str| -> Result<StdioConfig, crate::transport::StartError> {
+        let mut c = StdioConfig::from_command_line(line)?;
+        if common.no_egress {
+            c.env.extend(no_egress_env());
+        }
+        c.env.extend(common.env.iter().cloned());
+        c.clean_env = common.clean_env;
+        c.cwd.clone_from(&common.cwd);
+        c.max_frame_bytes = common.max_frame_bytes;
+        Ok(c)
+    };
+    match (&args.stdio, &args.http) {
+        (Some(line), _) => Ok(ServerSpec::Stdio(process(line)?)),
+        (None, Some(url)) => {
+            let parsed = reqwest::Url::parse(url).map_err(|e| {
+                crate::transport::StartError::BadUrl {
+                    url: url.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            let host = parsed.host_str().unwrap_or_default();
+            if !args.allow_remote && !crate::transport::http::is_loopback_host(host) {
+                return Err(crate::transport::StartError::BadUrl {
+                    url: url.clone(),
+                    reason: format!(
+                        "{host} is not loopback; mcp-chaos talks to 127.0.0.1, ::1 and localhost unless --allow-remote is given"
+                    ),
+                });
+            }
+            let mut c = crate::transport::HttpConfig::new(url.clone());
+            c.start = args.start.as_deref().map(process).transpose()?;
+            c.start_timeout = Duration::from_millis(args.start_timeout_ms);
+            c.max_frame_bytes = common.max_frame_bytes;
+            c.allow_remote = args.allow_remote;
+            Ok(ServerSpec::Http(c))
+        }
+        (None, None) => Err(crate::transport::StartError::BadCommand {
+            command: String::new(),
+            reason: "give --stdio COMMAND or --http URL".into(),
+        }),
     }
-    server.env.extend(args.env.iter().cloned());
-    server.clean_env = args.clean_env;
-    server.cwd.clone_from(&args.cwd);
-    server.max_frame_bytes = args.max_frame_bytes;
-    let mut config = RunConfig::new(ServerSpec::Stdio(server), args.protocol_version);
+}
+
+fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
+    let mut config = RunConfig::new(server, args.protocol_version);
     config.timeout = Duration::from_millis(args.timeout_ms.max(1));
     config.protocol_probes = !args.skip_probes;
     config.tool_calls = !args.skip_tool_calls;

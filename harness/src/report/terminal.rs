@@ -67,6 +67,9 @@ impl Progress {
                     "{tool}: calling it under {faults} upstream fault profiles"
                 ));
             }
+            Event::VersionSkipped { version } => {
+                self.line(&format!("the server does not speak {version}; skipped"));
+            }
             Event::Restarted { reason } => self.line(&format!("restarting the server: {reason}")),
             Event::Exchange { .. } | Event::Finding { .. } => {}
         }

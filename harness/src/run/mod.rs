@@ -15,7 +15,9 @@ use crate::finding::{Finding, Severity};
 use crate::oracle::{self, Context, LeakKind, ToolTable};
 use crate::protocol::ProtocolVersion;
 use crate::session::{ClientConfig, Exchange, Expect, InitError, Negotiated, Probe, Session};
-use crate::transport::{StartError, StdioConfig, StdioTransport, Transport};
+use crate::transport::{
+    HttpConfig, HttpTransport, StartError, StdioConfig, StdioTransport, Transport,
+};
 use crate::wire::{self, RequestId};
 
 /// The version string used to probe version negotiation; no MCP release has it.
@@ -30,20 +32,66 @@ pub const UNKNOWN_METHOD: &str = "mcp-chaos/no-such-method";
 pub enum ServerSpec {
     /// A child process over stdio.
     Stdio(StdioConfig),
+    /// A Streamable HTTP endpoint, optionally started by a command.
+    Http(HttpConfig),
 }
 
 impl ServerSpec {
+    /// `(command, url)` for the report.
+    pub fn identity(&self) -> (Option<String>, Option<String>) {
+        match self {
+            ServerSpec::Stdio(c) => (Some(c.display()), None),
+            ServerSpec::Http(c) => (c.start.as_ref().map(StdioConfig::display), Some(c.url.clone())),
+        }
+    }
+
     /// The command line (or URL), for reports.
     pub fn describe(&self) -> String {
         match self {
             ServerSpec::Stdio(c) => c.display(),
+            ServerSpec::Http(c) => match &c.start {
+                Some(start) => format!("{} (started with {})", c.url, start.display()),
+                None => c.url.clone(),
+            },
         }
     }
 
-    /// Starts a fresh server process and returns its transport.
-    pub fn start(&self) -> Result<Transport, StartError> {
+    /// The environment of the process mcp-chaos starts, if it starts one.
+    pub fn env_mut(&mut self) -> Option<&mut Vec<(String, String)>> {
+        match self {
+            ServerSpec::Stdio(c) => Some(&mut c.env),
+            ServerSpec::Http(c) => c.start.as_mut().map(|s| &mut s.env),
+        }
+    }
+
+    /// Starts a fresh server (process, or connection) and returns its transport.
+    pub async fn start(&self) -> Result<Transport, StartError> {
         match self {
             ServerSpec::Stdio(c) => Ok(Transport::Stdio(StdioTransport::spawn(c.clone())?)),
+            ServerSpec::Http(c) => Ok(Transport::Http(HttpTransport::connect(c.clone()).await?)),
+        }
+    }
+}
+
+/// Which protocol version(s) a run uses (`--protocol-version`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionChoice {
+    /// The newest version both sides speak: `server/discover` for 2026-07-28 first, then
+    /// `initialize` with 2025-11-25 (the server answers the version it speaks).
+    Auto,
+    /// One campaign per version the server supports, reported per version.
+    All,
+    /// Exactly this version.
+    Exactly(ProtocolVersion),
+}
+
+impl std::str::FromStr for VersionChoice {
+    type Err = crate::protocol::UnknownVersion;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(VersionChoice::Auto),
+            "all" => Ok(VersionChoice::All),
+            other => other.parse().map(VersionChoice::Exactly),
         }
     }
 }
@@ -53,8 +101,8 @@ impl ServerSpec {
 pub struct RunConfig {
     /// The server.
     pub server: ServerSpec,
-    /// The protocol version requested.
-    pub version: ProtocolVersion,
+    /// The protocol version(s) to use.
+    pub version: VersionChoice,
     /// Deadline per request.
     pub timeout: Duration,
     /// Run the protocol probes (malformed frames, unknown method, notifications, ...).
@@ -78,7 +126,7 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// A config with every probe on, for `server` under `version`, with a 10 s timeout.
-    pub fn new(server: ServerSpec, version: ProtocolVersion) -> RunConfig {
+    pub fn new(server: ServerSpec, version: VersionChoice) -> RunConfig {
         RunConfig {
             server,
             version,
@@ -143,6 +191,11 @@ pub enum Event<'a> {
         /// How many fault profiles will run (0 when skipped).
         faults: usize,
     },
+    /// `--protocol-version all` skipped a version the server does not speak.
+    VersionSkipped {
+        /// The version.
+        version: ProtocolVersion,
+    },
     /// The server was restarted after dying or hanging.
     Restarted {
         /// Why.
@@ -162,6 +215,10 @@ pub enum RunError {
     /// The fault injectors could not start.
     #[error(transparent)]
     Injectors(#[from] faults::InjectorError),
+    /// The server does not speak the version asked for (only reported internally by
+    /// `--protocol-version all`, which then skips that version).
+    #[error("the server does not speak the requested protocol version")]
+    Unsupported,
 }
 
 /// The server as the report describes it.
@@ -211,9 +268,68 @@ pub struct Report {
     pub summary: Summary,
     /// Distinct findings, in the order found.
     pub findings: Vec<Finding>,
+    /// With `--protocol-version all`: the summary of each version's campaign.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<VersionSummary>,
+}
+
+/// One version's campaign in a `--protocol-version all` run.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionSummary {
+    /// The version.
+    pub protocol_version: String,
+    /// Its totals.
+    pub summary: Summary,
+}
+
+impl VersionSummary {
+    /// The summary of a single-version report.
+    pub fn of(report: &Report) -> VersionSummary {
+        VersionSummary {
+            protocol_version: report.server.protocol_version.clone(),
+            summary: report.summary.clone(),
+        }
+    }
 }
 
 impl Report {
+    /// A report of a run that tested nothing.
+    pub fn empty(config: &RunConfig) -> Report {
+        let (command, url) = config.server.identity();
+        Report {
+            mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),
+            seed: config.seed,
+            server: ServerReport {
+                command,
+                url,
+                server_info: Value::Null,
+                protocol_version: String::new(),
+            },
+            summary: Summary::default(),
+            findings: Vec::new(),
+            versions: Vec::new(),
+        }
+    }
+
+    /// Adds another version's campaign to this report: its findings, its summary in
+    /// `versions`, and its totals.
+    pub fn absorb(&mut self, other: Report) {
+        self.versions.push(VersionSummary::of(&other));
+        let (a, b) = (&mut self.summary, &other.summary);
+        a.exchanges += b.exchanges;
+        a.tool_calls += b.tool_calls;
+        a.violations += b.violations;
+        a.warnings += b.warnings;
+        a.duration_ms += b.duration_ms;
+        a.restarts += b.restarts;
+        a.tools = a.tools.max(b.tools);
+        self.server.protocol_version = format!(
+            "{}, {}",
+            self.server.protocol_version, other.server.protocol_version
+        );
+        self.findings.extend(other.findings);
+    }
+
     /// Whether any finding is a violation (exit code 1).
     pub fn has_violations(&self) -> bool {
         self.findings
@@ -486,7 +602,9 @@ pub async fn execute(session: &mut Session, step: &Step, first_tool: Option<&str
     }
 }
 
-/// Runs a campaign against the server in `config`, reporting events to `on_event`.
+/// Runs a campaign against the server in `config`, reporting events to `on_event`. With
+/// [`VersionChoice::All`], one campaign per version the server supports; the report then
+/// holds every finding (each tagged with its version) and a summary per version.
 ///
 /// Errors (exit code 2) only when the server cannot be started or initialized at the start;
 /// a server that dies later is a finding, and is restarted up to `max_restarts` times.
@@ -494,17 +612,62 @@ pub async fn run(
     config: &RunConfig,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<Report, RunError> {
+    if config.version != VersionChoice::All {
+        return run_one(config, on_event, false)
+            .await
+            .map(|r| r.unwrap_or_else(|| Report::empty(config)));
+    }
+    let mut merged: Option<Report> = None;
+    let mut first_error = None;
+    for version in ProtocolVersion::ALL {
+        let mut one = config.clone();
+        one.version = VersionChoice::Exactly(version);
+        match run_one(&one, on_event, true).await {
+            Ok(Some(report)) => {
+                merged = Some(match merged {
+                    None => {
+                        let mut r = report.clone();
+                        r.versions = vec![VersionSummary::of(&report)];
+                        r
+                    }
+                    Some(mut all) => {
+                        all.absorb(report);
+                        all
+                    }
+                });
+            }
+            Ok(None) => (on_event)(&Event::VersionSkipped { version }),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match (merged, first_error) {
+        (Some(report), _) => Ok(report),
+        (None, Some(e)) => Err(e),
+        (None, None) => Ok(Report::empty(config)),
+    }
+}
+
+/// One campaign. With `only_if_supported`, a server that negotiates another version than the
+/// one asked for is not tested (`Ok(None)`).
+async fn run_one(
+    config: &RunConfig,
+    on_event: &mut dyn FnMut(&Event<'_>),
+    only_if_supported: bool,
+) -> Result<Option<Report>, RunError> {
     let injectors = if config.faults.is_active() {
         Some(faults::Injectors::start(&config.faults, config.seed).await?)
     } else {
         None
     };
     let mut server = config.server.clone();
-    let ServerSpec::Stdio(stdio) = &mut server;
-    if let Some(inj) = &injectors {
-        stdio.env.extend(inj.env(&config.faults));
+    if let Some(env) = server.env_mut() {
+        if let Some(inj) = &injectors {
+            env.extend(inj.env(&config.faults));
+        }
+        env.extend(config.secrets.iter().cloned());
     }
-    stdio.env.extend(config.secrets.iter().cloned());
     let mut exact: Vec<(LeakKind, String)> = config
         .secrets
         .iter()
@@ -518,6 +681,11 @@ pub async fn run(
         server,
         on_event,
         session: None,
+        version: match config.version {
+            VersionChoice::Exactly(v) => Some(v),
+            _ => None,
+        },
+        only_if_supported,
         negotiated: None,
         tools: ToolTable::default(),
         exact,
@@ -536,15 +704,24 @@ pub async fn run(
     if let Some(inj) = campaign.injectors.take() {
         inj.shutdown().await;
     }
-    result?;
-    Ok(campaign.finish())
+    match result {
+        Err(RunError::Unsupported) => Ok(None),
+        Err(e) => Err(e),
+        Ok(()) => Ok(Some(campaign.finish())),
+    }
 }
+
+/// A started session: the session, what it negotiated, the handshake's exchanges.
+type Started = (Session, Negotiated, Vec<Exchange>);
 
 struct Campaign<'a> {
     config: &'a RunConfig,
     server: ServerSpec,
     on_event: &'a mut dyn FnMut(&Event<'_>),
     session: Option<Session>,
+    /// The version asked for in every (re)start, once decided.
+    version: Option<ProtocolVersion>,
+    only_if_supported: bool,
     negotiated: Option<Negotiated>,
     tools: ToolTable,
     exact: Vec<(LeakKind, String)>,
@@ -560,10 +737,11 @@ struct Campaign<'a> {
 impl Campaign<'_> {
     fn context(&self) -> Context<'_> {
         Context {
-            version: self
-                .session
-                .as_ref()
-                .map_or(self.config.version, Session::version),
+            version: self.session.as_ref().map_or(
+                self.version
+                    .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE),
+                Session::version,
+            ),
             tools: &self.tools,
             exact: &self.exact,
         }
@@ -666,32 +844,55 @@ impl Campaign<'_> {
         Ok(())
     }
 
-    /// Starts a server process and performs the handshake; records its exchanges.
+    /// Starts a server process (or connection) and performs the handshake; records its
+    /// exchanges. Under [`VersionChoice::Auto`] the first start decides the version:
+    /// `server/discover` for 2026-07-28, and if the server does not speak it, a fresh start
+    /// with `initialize` for 2025-11-25 (the server answers with the version it speaks).
     async fn start_session(&mut self) -> Result<(), RunError> {
+        if self.version.is_none() {
+            let stateless = ProtocolVersion::V2026_07_28;
+            if let Ok(session) = self.try_start(stateless).await {
+                self.version = Some(stateless);
+                return self.adopt(session);
+            }
+            self.version = Some(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        }
+        let version = self
+            .version
+            .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let session = self.try_start(version).await?;
+        if self.only_if_supported && session.1.version != version {
+            session.0.shutdown().await;
+            return Err(RunError::Unsupported);
+        }
+        self.adopt(session)
+    }
+
+    async fn try_start(&mut self, version: ProtocolVersion) -> Result<Started, RunError> {
         let describe = self.server.describe();
         (self.on_event)(&Event::Starting { server: &describe });
-        let transport = self.server.start()?;
-        let mut session = Session::new(
-            transport,
-            ClientConfig::new(self.config.version, self.config.timeout),
-        );
-        let result = session.initialize().await;
-        match result {
-            Ok((init, initialized, negotiated)) => {
-                self.session = Some(session);
-                self.record(&init);
-                self.record(&initialized);
-                (self.on_event)(&Event::Initialized {
-                    negotiated: &negotiated,
-                });
-                self.negotiated = Some(negotiated);
-                Ok(())
-            }
+        let transport = self.server.start().await?;
+        let mut session = Session::new(transport, ClientConfig::new(version, self.config.timeout));
+        match session.initialize().await {
+            Ok((exchanges, negotiated)) => Ok((session, negotiated, exchanges)),
             Err(e) => {
                 session.shutdown().await;
                 Err(e.into())
             }
         }
+    }
+
+    fn adopt(&mut self, started: Started) -> Result<(), RunError> {
+        let (session, negotiated, exchanges) = started;
+        self.session = Some(session);
+        for ex in &exchanges {
+            self.record(ex);
+        }
+        (self.on_event)(&Event::Initialized {
+            negotiated: &negotiated,
+        });
+        self.negotiated = Some(negotiated);
+        Ok(())
     }
 
     /// Judges an exchange and records its findings.
@@ -786,21 +987,45 @@ impl Campaign<'_> {
         }
     }
 
-    /// Starts a fresh process and sends `initialize` with a bogus version.
+    /// Probes version negotiation with a version no release has: under a handshake version,
+    /// `initialize` on a fresh process; under 2026-07-28, a `server/discover` whose `_meta`
+    /// carries it (which MUST get -32022).
     async fn version_probe(&mut self) {
         (self.on_event)(&Event::Step {
             label: "version negotiation",
         });
+        let version = self.context().version;
+        if !version.rules().handshake {
+            let Some(session) = self.session.as_mut() else {
+                return;
+            };
+            let id = session.next_id();
+            let params = json!({"_meta": {
+                crate::session::META_PROTOCOL_VERSION: BOGUS_VERSION,
+                crate::session::META_CLIENT_CAPABILITIES: Session::client_capabilities(version),
+            }});
+            let frame = wire::to_line(&wire::request(&id, "server/discover", Some(params)));
+            let probe = Probe::VersionNegotiation {
+                requested: BOGUS_VERSION.into(),
+            };
+            let expect = Expect::Response {
+                id,
+                or_null: false,
+                fence: false,
+            };
+            let ex = session.send(probe, frame, expect).await;
+            self.record(&ex);
+            self.check_liveness(&ex).await;
+            return;
+        }
         if let Some(old) = self.session.take() {
             old.shutdown().await;
         }
-        let Ok(transport) = self.server.start() else {
+        let Ok(transport) = self.server.start().await else {
             return;
         };
-        let mut session = Session::new(
-            transport,
-            ClientConfig::new(self.config.version, self.config.timeout),
-        );
+        let mut session =
+            Session::new(transport, ClientConfig::new(version, self.config.timeout));
         let ex = session.initialize_with(BOGUS_VERSION).await;
         self.session = Some(session);
         self.record(&ex);
@@ -826,9 +1051,7 @@ impl Campaign<'_> {
             .filter(|f| f.severity == Severity::Violation)
             .count() as u64;
         self.summary.warnings = self.findings.len() as u64 - self.summary.violations;
-        let (command, url) = match &self.config.server {
-            ServerSpec::Stdio(c) => (Some(c.display()), None),
-        };
+        let (command, url) = self.config.server.identity();
         Report {
             mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),
             seed: self.config.seed,
@@ -846,6 +1069,7 @@ impl Campaign<'_> {
             },
             summary: self.summary,
             findings: self.findings,
+            versions: Vec::new(),
         }
     }
 }

@@ -23,6 +23,8 @@ pub enum Probe {
     },
     /// `notifications/initialized`.
     Initialized,
+    /// `server/discover` (2026-07-28), which replaces `initialize`.
+    Discover,
     /// A `tools/list` page.
     ToolsList,
     /// `ping` (or `server/discover` in 2026-07-28), sent to check that the server is alive.
@@ -83,6 +85,7 @@ impl Probe {
                 format!("initialize with unsupported version {requested:?}")
             }
             Probe::Initialized => "notifications/initialized".into(),
+            Probe::Discover => "server/discover".into(),
             Probe::ToolsList => "tools/list".into(),
             Probe::Liveness => "liveness ping".into(),
             Probe::ToolCall { tool, .. } => format!("tools/call {tool}"),
@@ -153,6 +156,8 @@ pub enum ReceivedItem {
     Closed,
     /// The server process exited.
     Exited(ExitKind),
+    /// The HTTP exchange that carried the probe (status, content type, SSE anomalies).
+    Http(crate::transport::HttpInfo),
 }
 
 /// How the wait ended.
@@ -343,6 +348,14 @@ impl Exchange {
         self.all_frames().filter_map(|(_, f)| match &f.message {
             Err(e) => Some((f, e)),
             Ok(_) => None,
+        })
+    }
+
+    /// The HTTP exchange that carried the probe's frame, over HTTP.
+    pub fn http(&self) -> Option<&crate::transport::HttpInfo> {
+        self.received[self.preceding..].iter().find_map(|r| match &r.item {
+            ReceivedItem::Http(info) => Some(info),
+            _ => None,
         })
     }
 

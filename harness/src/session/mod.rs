@@ -23,6 +23,15 @@ use crate::wire::{self, Message, RequestId, ResponseId};
 
 /// The client name sent in `clientInfo`.
 pub const CLIENT_NAME: &str = "mcp-chaos";
+/// The `_meta` key of the protocol version on every 2026-07-28 request.
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of the client capabilities on every 2026-07-28 request.
+pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the client info (SHOULD) on 2026-07-28 requests.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// The `_meta` key of the server info in 2026-07-28 results.
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
 /// The text of the scripted reply to `sampling/createMessage`.
 pub const SAMPLING_REPLY: &str = "mcp-chaos scripted sampling reply";
 
@@ -181,9 +190,57 @@ impl Session {
         caps
     }
 
-    /// Sends a request for `method` with a fresh id and waits for its response.
+    /// Whether requests are stateless (2026-07-28): each carries the protocol version and the
+    /// client capabilities in `_meta`, and there is no `initialize` or `ping`.
+    pub fn stateless(&self) -> bool {
+        !self.version().rules().handshake
+    }
+
+    /// `params` with the stateless `_meta` fields added (`basic/index` §`_meta`, 2026-07-28:
+    /// `io.modelcontextprotocol/protocolVersion`, `.../clientCapabilities`, `.../clientInfo`),
+    /// when the session is stateless; unchanged otherwise.
+    pub fn with_meta(&self, params: Option<Value>) -> Option<Value> {
+        if !self.stateless() {
+            return params;
+        }
+        let mut params = match params {
+            Some(Value::Object(map)) => Value::Object(map),
+            Some(other) => return Some(other),
+            None => json!({}),
+        };
+        let version = self.version();
+        let meta = params
+            .as_object_mut()
+            .map(|p| p.entry("_meta").or_insert_with(|| json!({})));
+        if let Some(Value::Object(meta)) = meta {
+            meta.insert(META_PROTOCOL_VERSION.into(), json!(version.as_str()));
+            meta.insert(
+                META_CLIENT_CAPABILITIES.into(),
+                Session::client_capabilities(version),
+            );
+            meta.insert(
+                META_CLIENT_INFO.into(),
+                json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}),
+            );
+        }
+        Some(params)
+    }
+
+    /// The method used to check the server is alive: `ping`, or `server/discover` where `ping`
+    /// no longer exists (2026-07-28).
+    pub fn liveness_method(&self) -> &'static str {
+        if self.version().rules().ping {
+            "ping"
+        } else {
+            "server/discover"
+        }
+    }
+
+    /// Sends a request for `method` with a fresh id and waits for its response. In a stateless
+    /// session the `_meta` fields are added.
     pub async fn request(&mut self, probe: Probe, method: &str, params: Option<Value>) -> Exchange {
         let id = self.next_id();
+        let params = self.with_meta(params);
         let frame = wire::to_line(&wire::request(&id, method, params));
         self.send(
             probe,
@@ -207,12 +264,12 @@ impl Session {
     /// long-running tool that reports progress extends its own deadline.
     pub async fn call_tool(&mut self, probe: Probe, name: &str, arguments: &Value) -> Exchange {
         let id = self.next_id();
-        let params = json!({
+        let params = self.with_meta(Some(json!({
             "name": name,
             "arguments": arguments,
             "_meta": {"progressToken": format!("mcp-chaos-{id}")},
-        });
-        let frame = wire::to_line(&wire::request(&id, "tools/call", Some(params)));
+        })));
+        let frame = wire::to_line(&wire::request(&id, "tools/call", params));
         self.send(
             probe,
             frame,
@@ -225,9 +282,11 @@ impl Session {
         .await
     }
 
-    /// Sends the liveness probe (`ping`) and waits for its answer.
+    /// Sends the liveness probe (`ping`, or `server/discover` in 2026-07-28) and waits for its
+    /// answer.
     pub async fn liveness(&mut self) -> Exchange {
-        self.request(Probe::Liveness, "ping", None).await
+        let method = self.liveness_method();
+        self.request(Probe::Liveness, method, None).await
     }
 
     /// Sends `bytes` as they are (a frame of any shape, newline included) and waits as `expect`
@@ -238,6 +297,9 @@ impl Session {
         // Anything that arrived since the last exchange closed (late replies, log
         // notifications, a crash) is recorded first, at time 0.
         while let Some(event) = self.transport.try_recv() {
+            if matches!(event, TransportEvent::Http(_)) {
+                continue;
+            }
             if let Some(item) = self.absorb(event).await {
                 received.push(Received { at_ms: 0, item });
             }
@@ -255,7 +317,8 @@ impl Session {
             timeout_ms,
             fault: None,
         };
-        if let Err(e) = self.transport.send(&bytes, self.config.timeout).await {
+        let receipt = self.transport.send(&bytes, self.config.timeout).await;
+        if let Err(e) = receipt {
             // The server is most likely gone: collect how it ended, briefly.
             let until = Instant::now() + Duration::from_millis(500);
             while let Some(event) = self.transport.recv(until).await {
@@ -272,22 +335,30 @@ impl Session {
             }
             return make(received, Outcome::SendFailed(e.to_string()), bytes);
         }
-        let fence = match &expect {
-            Expect::Fenced | Expect::Response { fence: true, .. } => {
+        let own_post = receipt.ok().and_then(|r| r.post);
+        // Over HTTP the end of the request's own exchange ends the wait; only a shared stream
+        // (stdio) needs a fence.
+        let fence = match (&expect, own_post) {
+            (_, Some(_)) => None,
+            (Expect::Fenced | Expect::Response { fence: true, .. }, None) => {
                 match self.send_fence().await {
                     Ok(id) => Some(id),
                     Err(e) => return make(received, Outcome::SendFailed(e), bytes),
                 }
             }
-            Expect::Response { fence: false, .. } => None,
+            (Expect::Response { fence: false, .. }, None) => None,
         };
-        let outcome = self.wait(&expect, fence, started, &mut received).await;
+        let outcome = self
+            .wait(&expect, fence, own_post, started, &mut received)
+            .await;
         make(received, outcome, bytes)
     }
 
     async fn send_fence(&mut self) -> Result<RequestId, String> {
         let id = self.next_id();
-        let frame = wire::to_line(&wire::request(&id, "ping", None));
+        let method = self.liveness_method();
+        let params = self.with_meta(None);
+        let frame = wire::to_line(&wire::request(&id, method, params));
         self.transport
             .send(&frame, self.config.timeout)
             .await
@@ -299,6 +370,7 @@ impl Session {
         &mut self,
         expect: &Expect,
         mut fence: Option<RequestId>,
+        own_post: Option<u64>,
         started: Instant,
         received: &mut Vec<Received>,
     ) -> Outcome {
@@ -344,6 +416,24 @@ impl Session {
                 continue;
             };
             let at_ms = ms_since(started);
+            // Over HTTP, the end of the probe's own exchange closes the window; other HTTP
+            // exchanges (replies to server requests) are not part of it.
+            if let TransportEvent::Http(info) = &event {
+                if Some(info.post) != own_post {
+                    continue;
+                }
+                let failed = info.status.is_none();
+                let error = info.error.clone().unwrap_or_default();
+                received.push(Received {
+                    at_ms,
+                    item: ReceivedItem::Http(info.clone()),
+                });
+                return match expect {
+                    _ if failed => Outcome::SendFailed(error),
+                    Expect::Fenced => Outcome::Fenced,
+                    Expect::Response { .. } => Outcome::NoAnswer,
+                };
+            }
             // The fence's own response closes the window; it is not part of the exchange.
             if let (Some(fence_id), TransportEvent::Frame(f)) = (&fence, &event)
                 && let Ok(Message::Response(r)) = &f.message
@@ -431,24 +521,56 @@ impl Session {
             }
             TransportEvent::Closed { .. } => Some(ReceivedItem::Closed),
             TransportEvent::Exited { status, .. } => Some(ReceivedItem::Exited(status)),
+            TransportEvent::Http(info) => Some(ReceivedItem::Http(info)),
         }
     }
 
     /// Performs the `initialize` handshake for the requested version (`basic/lifecycle`
     /// §Initialization): `initialize`, then `notifications/initialized`. Returns both
     /// exchanges for the oracle.
-    pub async fn initialize(&mut self) -> Result<(Exchange, Exchange, Negotiated), InitError> {
+    ///
+    /// For the stateless 2026-07-28 there is no handshake: `server/discover` is sent instead
+    /// (`basic/lifecycle`, 2026-07-28), and every later request carries `_meta`.
+    pub async fn initialize(&mut self) -> Result<(Vec<Exchange>, Negotiated), InitError> {
         let requested = self.config.version;
+        if !requested.rules().handshake {
+            let ex = self.discover().await;
+            let negotiated = read_discover(&ex, requested, self.stderr_tail())?;
+            self.negotiated = Some(negotiated.clone());
+            self.transport.set_protocol_version(negotiated.version);
+            return Ok((vec![ex], negotiated));
+        }
         let ex = self.initialize_with(requested.as_str()).await;
-        let negotiated = match read_initialize(&ex, requested, self.stderr_tail()) {
-            Ok(n) => n,
-            Err(e) => return Err(e),
-        };
+        let negotiated = read_initialize(&ex, requested, self.stderr_tail())?;
         self.negotiated = Some(negotiated.clone());
+        self.transport.set_protocol_version(negotiated.version);
         let initialized = self
             .notify(Probe::Initialized, "notifications/initialized", None)
             .await;
-        Ok((ex, initialized, negotiated))
+        Ok((vec![ex, initialized], negotiated))
+    }
+
+    /// Sends `server/discover` (2026-07-28) with the stateless `_meta` fields of the requested
+    /// version.
+    pub async fn discover(&mut self) -> Exchange {
+        let id = self.next_id();
+        let version = self.config.version;
+        let params = json!({"_meta": {
+            META_PROTOCOL_VERSION: version.as_str(),
+            META_CLIENT_CAPABILITIES: Session::client_capabilities(version),
+            META_CLIENT_INFO: {"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")},
+        }});
+        let frame = wire::to_line(&wire::request(&id, "server/discover", Some(params)));
+        self.send(
+            Probe::Discover,
+            frame,
+            Expect::Response {
+                id,
+                or_null: false,
+                fence: false,
+            },
+        )
+        .await
     }
 
     /// Sends `initialize` asking for `version` (any string, for negotiation probes).
@@ -533,47 +655,94 @@ pub fn answer_server_request(id: &RequestId, method: &str) -> Value {
     }
 }
 
-fn read_initialize(
+/// What a `server/discover` answer settles: the versions the server supports; 2026-07-28 must
+/// be among them for a stateless session.
+fn read_discover(
     ex: &Exchange,
     requested: ProtocolVersion,
     stderr: String,
 ) -> Result<Negotiated, InitError> {
+    unanswered(ex, stderr)?;
+    let Some(response) = ex.response() else {
+        return Err(InitError::BadResult("no response".into()));
+    };
+    if let Some(error) = response.error() {
+        return Err(InitError::Rejected {
+            code: error.code,
+            message: error.message.to_owned(),
+        });
+    }
+    let result = response.result().cloned().unwrap_or(Value::Null);
+    let supported: Vec<&str> = result
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .map(|v| v.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if !supported.contains(&requested.as_str()) {
+        return Err(InitError::BadResult(format!(
+            "server/discover lists supportedVersions {supported:?}, without {requested}"
+        )));
+    }
+    Ok(Negotiated {
+        requested,
+        answered: requested.as_str().to_owned(),
+        version: requested,
+        server_info: result
+            .get("_meta")
+            .and_then(|m| m.get(META_SERVER_INFO))
+            .cloned()
+            .unwrap_or(Value::Null),
+        capabilities: result.get("capabilities").cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// The error for an exchange that got no usable answer at all.
+fn unanswered(ex: &Exchange, stderr: String) -> Result<(), InitError> {
     let stderr_note = if stderr.trim().is_empty() {
         String::new()
     } else {
-        format!("\nserver stderr (last lines):\n{}", last_lines(&stderr, 20))
+        format!("\nserver output (last lines):\n{}", last_lines(&stderr, 20))
     };
     match &ex.outcome {
-        Outcome::SendFailed(e) => {
-            return Err(match ex.exited() {
-                Some(status) => InitError::Exited {
-                    status: status.to_string(),
-                    stderr: stderr_note,
-                },
-                None => InitError::Send(e.clone()),
-            });
-        }
-        Outcome::Gone(status) => {
-            return Err(InitError::Exited {
-                status: status
-                    .as_ref()
-                    .map_or_else(|| "closed stdout".to_owned(), ToString::to_string),
+        Outcome::SendFailed(e) => Err(match ex.exited() {
+            Some(status) => InitError::Exited {
+                status: status.to_string(),
                 stderr: stderr_note,
-            });
-        }
+            },
+            None => InitError::Send(e.clone()),
+        }),
+        Outcome::Gone(status) => Err(InitError::Exited {
+            status: status
+                .as_ref()
+                .map_or_else(|| "closed stdout".to_owned(), ToString::to_string),
+            stderr: stderr_note,
+        }),
         Outcome::NoAnswer | Outcome::Fenced => {
             let garbage: Vec<String> = ex
                 .invalid_frames()
                 .take(3)
                 .map(|(f, e)| format!("\n  stdout: {} ({e})", f.excerpt(120)))
                 .collect();
-            return Err(InitError::NoAnswer {
+            let http = ex
+                .http()
+                .and_then(|h| h.status)
+                .map(|s| format!(" (HTTP {s} without a JSON-RPC response)"))
+                .unwrap_or_default();
+            Err(InitError::NoAnswer {
                 timeout_ms: ex.timeout_ms,
-                detail: format!("{}{}", garbage.concat(), stderr_note),
-            });
+                detail: format!("{http}{}{stderr_note}", garbage.concat()),
+            })
         }
-        Outcome::Answered { .. } => {}
+        Outcome::Answered { .. } => Ok(()),
     }
+}
+
+fn read_initialize(
+    ex: &Exchange,
+    requested: ProtocolVersion,
+    stderr: String,
+) -> Result<Negotiated, InitError> {
+    unanswered(ex, stderr)?;
     let Some(response) = ex.response() else {
         return Err(InitError::BadResult("no response".into()));
     };
@@ -594,7 +763,12 @@ fn read_initialize(
             ))
         })?
         .to_owned();
-    let version = answered.parse().unwrap_or(requested);
+    // A handshake can only settle a handshake version.
+    let version = answered
+        .parse::<ProtocolVersion>()
+        .ok()
+        .filter(|v| v.rules().handshake)
+        .unwrap_or(requested);
     Ok(Negotiated {
         requested,
         answered,

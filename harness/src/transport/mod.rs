@@ -4,7 +4,9 @@
 //!
 //! - [`stdio`]: a child process speaking newline-delimited JSON-RPC on stdin/stdout
 //!   (MCP `basic/transports` §stdio).
+//! - [`http`]: Streamable HTTP, JSON or SSE responses, sessions, optional `--start`.
 
+pub mod http;
 pub mod process;
 pub mod stdio;
 
@@ -12,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::wire::{self, Message, WireError};
 
+pub use http::{HttpConfig, HttpInfo, HttpTransport, SendReceipt};
 pub use stdio::{StdioConfig, StdioTransport};
 
 /// Default deadline for one request, in milliseconds (`--timeout-ms`).
@@ -99,6 +102,8 @@ pub enum TransportEvent {
         /// How.
         status: ExitKind,
     },
+    /// An HTTP request finished (its frames, if any, came before this event).
+    Http(HttpInfo),
 }
 
 /// Why a frame could not be sent.
@@ -136,6 +141,44 @@ pub enum StartError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The server URL is unusable.
+    #[error("invalid server URL {url:?}: {reason}")]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The started server exited before its port opened.
+    #[error("the server exited ({status}) before its port opened{}", tail(log))]
+    Exited {
+        /// How it exited.
+        status: String,
+        /// Its output.
+        log: String,
+    },
+    /// The started server's port did not open in time.
+    #[error("the server did not open port {port} within {timeout_ms} ms{}", tail(log))]
+    PortTimeout {
+        /// The port.
+        port: u16,
+        /// The start timeout.
+        timeout_ms: u64,
+        /// The server's output.
+        log: String,
+    },
+}
+
+fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nserver output (last lines):\n{}",
+            lines[lines.len().saturating_sub(15)..].join("\n")
+        )
+    }
 }
 
 /// A transport to a server under test. An enum rather than a trait object, so that every
@@ -144,14 +187,41 @@ pub enum StartError {
 pub enum Transport {
     /// A child process over stdio.
     Stdio(StdioTransport),
+    /// A Streamable HTTP endpoint.
+    Http(HttpTransport),
 }
 
 impl Transport {
-    /// Sends one frame (the bytes are written as given; the stdio transport appends nothing, so
-    /// include the `\n`). Fails if the server's input is closed or the write exceeds `timeout`.
-    pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), SendError> {
+    /// Sends one frame (the stdio transport writes the bytes as given, so include the `\n`;
+    /// HTTP POSTs them without it). Fails if the server's input is closed or the write exceeds
+    /// `timeout` (stdio). The receipt names the HTTP request that carries the frame.
+    pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<SendReceipt, SendError> {
         match self {
-            Transport::Stdio(t) => t.send(bytes, timeout).await,
+            Transport::Stdio(t) => t.send(bytes, timeout).await.map(|()| SendReceipt::default()),
+            Transport::Http(t) => Ok(t.send(bytes)),
+        }
+    }
+
+    /// Whether each request's response comes back on its own HTTP exchange (so the end of
+    /// that exchange ends the wait), rather than on one shared stream.
+    pub fn per_request(&self) -> bool {
+        matches!(self, Transport::Http(_))
+    }
+
+    /// The HTTP transport, if this is one.
+    pub fn http(&mut self) -> Option<&mut HttpTransport> {
+        match self {
+            Transport::Http(t) => Some(t),
+            Transport::Stdio(_) => None,
+        }
+    }
+
+    /// Tells the transport the negotiated protocol version (HTTP sends it as
+    /// `MCP-Protocol-Version` from 2025-06-18 on, and the stateless headers in 2026-07-28).
+    pub fn set_protocol_version(&mut self, version: crate::protocol::ProtocolVersion) {
+        if let Transport::Http(t) = self {
+            let header = version.rules().http_version_header.then(|| version.as_str().to_owned());
+            t.set_protocol_version(header, !version.rules().handshake);
         }
     }
 
@@ -159,6 +229,7 @@ impl Transport {
     pub async fn recv(&mut self, until: Instant) -> Option<TransportEvent> {
         match self {
             Transport::Stdio(t) => t.recv(until).await,
+            Transport::Http(t) => t.recv(until).await,
         }
     }
 
@@ -166,13 +237,16 @@ impl Transport {
     pub fn try_recv(&mut self) -> Option<TransportEvent> {
         match self {
             Transport::Stdio(t) => t.try_recv(),
+            Transport::Http(t) => t.try_recv(),
         }
     }
 
-    /// The newest stderr output (at most the ring buffer's size), lossily decoded.
+    /// The newest stderr output (at most the ring buffer's size), lossily decoded; for HTTP,
+    /// the output of the server mcp-chaos started, if any.
     pub fn stderr_tail(&self) -> String {
         match self {
             Transport::Stdio(t) => t.stderr_tail(),
+            Transport::Http(t) => t.log_tail(),
         }
     }
 
@@ -180,6 +254,7 @@ impl Transport {
     pub fn has_exited(&self) -> Option<ExitKind> {
         match self {
             Transport::Stdio(t) => t.has_exited(),
+            Transport::Http(t) => t.has_exited(),
         }
     }
 
@@ -188,6 +263,7 @@ impl Transport {
     pub async fn shutdown(self) -> ShutdownOutcome {
         match self {
             Transport::Stdio(t) => t.shutdown().await,
+            Transport::Http(t) => t.shutdown().await,
         }
     }
 }

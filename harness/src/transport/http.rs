@@ -1,0 +1,593 @@
+//! The Streamable HTTP transport (MCP `basic/transports` §Streamable HTTP, 2025-03-26 on; the
+//! only HTTP transport of 2026-07-28).
+//!
+//! Each frame is POSTed to the MCP endpoint with `Accept: application/json,
+//! text/event-stream`; the response body is read as JSON or as an SSE stream (through the strict
+//! [`crate::sse`] reader) in a task of its own, and every message in it becomes a
+//! [`TransportEvent::Frame`], followed by one [`TransportEvent::Http`] that describes the HTTP
+//! exchange (status, content type, session id, SSE anomalies). The session id the server issues
+//! is kept and sent on every later request; the `MCP-Protocol-Version` header is sent once the
+//! session sets it; in the stateless 2026-07-28 protocol the `Mcp-Method` and `Mcp-Name` headers
+//! are derived from each frame.
+//!
+//! With `--start`, the server process is started first (in its own process group, see
+//! [`super::process`]) and the transport waits until the endpoint's port accepts connections.
+//! The legacy HTTP+SSE transport of 2024-11-05 is not supported.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::process::ServerProcess;
+use super::{ExitKind, Frame, ShutdownOutcome, StartError, StdioConfig, TransportEvent};
+use crate::sse;
+
+/// How to reach an HTTP server.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+    pub url: String,
+    /// A command that starts the server (`--start`); it is killed with its process tree at the
+    /// end.
+    pub start: Option<StdioConfig>,
+    /// How long to wait for the port to accept connections after `start`.
+    pub start_timeout: Duration,
+    /// Largest message accepted in a body or SSE event, in bytes.
+    pub max_frame_bytes: usize,
+    /// Allow a URL whose host is not loopback.
+    pub allow_remote: bool,
+}
+
+impl HttpConfig {
+    /// A config for `url` with no start command, a 10 s start timeout and the default frame
+    /// limit.
+    pub fn new(url: impl Into<String>) -> HttpConfig {
+        HttpConfig {
+            url: url.into(),
+            start: None,
+            start_timeout: Duration::from_secs(10),
+            max_frame_bytes: super::DEFAULT_MAX_FRAME_BYTES,
+            allow_remote: false,
+        }
+    }
+}
+
+/// What one HTTP request/response looked like.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpInfo {
+    /// Which send it was (see [`SendReceipt::post`]).
+    pub post: u64,
+    /// The HTTP method.
+    pub method: String,
+    /// The status, or `None` when no response arrived (connection refused or reset, or the
+    /// request was abandoned).
+    pub status: Option<u16>,
+    /// The `Content-Type` of the response.
+    pub content_type: Option<String>,
+    /// The `Mcp-Session-Id` of the response.
+    pub session_id: Option<String>,
+    /// Body size in bytes.
+    pub body_bytes: usize,
+    /// SSE events dispatched (for an event-stream body).
+    pub sse_events: usize,
+    /// Whether the first SSE event was a priming event (an `id` with empty `data`).
+    pub sse_priming: bool,
+    /// What a conforming SSE client would silently lose or misread.
+    pub sse_anomalies: Vec<String>,
+    /// A transport error, if the exchange failed.
+    pub error: Option<String>,
+    /// Time from sending to the end of the body, in ms.
+    pub elapsed_ms: u64,
+}
+
+/// What [`HttpTransport::send`] returns: which POST carried the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SendReceipt {
+    /// The POST's number, when the transport is HTTP.
+    pub post: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    stateless: bool,
+    next_post: u64,
+}
+
+/// Headers that a probe overrides on one request: `Some(value)` sets, `None` removes.
+pub type HeaderOverrides = Vec<(String, Option<String>)>;
+
+/// A connection to a Streamable HTTP server.
+#[derive(Debug)]
+pub struct HttpTransport {
+    client: reqwest::Client,
+    url: reqwest::Url,
+    state: Arc<Mutex<State>>,
+    tx: mpsc::Sender<TransportEvent>,
+    events: mpsc::Receiver<TransportEvent>,
+    process: Option<ServerProcess>,
+    tasks: Vec<JoinHandle<()>>,
+    config: HttpConfig,
+}
+
+/// Whether a URL host is loopback (`localhost`, 127.0.0.0/8, `::1`).
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
+}
+
+impl HttpTransport {
+    /// Starts the server (if `config.start`) and waits for its port, then returns a transport
+    /// ready to POST. Errors: a URL that does not parse or is not loopback (unless
+    /// `allow_remote`), a start command that fails, exits, or does not open its port within
+    /// `start_timeout`.
+    pub async fn connect(config: HttpConfig) -> Result<HttpTransport, StartError> {
+        let url = reqwest::Url::parse(&config.url).map_err(|e| StartError::BadUrl {
+            url: config.url.clone(),
+            reason: e.to_string(),
+        })?;
+        let host = url.host_str().unwrap_or_default().to_owned();
+        if !config.allow_remote && !is_loopback_host(&host) {
+            return Err(StartError::BadUrl {
+                url: config.url.clone(),
+                reason: format!(
+                    "{host} is not a loopback address; mcp-chaos only talks to 127.0.0.1, ::1 and localhost unless --allow-remote is given"
+                ),
+            });
+        }
+        let port = url.port_or_known_default().unwrap_or(80);
+        let (tx, events) = mpsc::channel(1024);
+        let process = match &config.start {
+            Some(start) => {
+                let (process, _pipes) = ServerProcess::spawn(start, false, false, tx.clone())?;
+                Some(process)
+            }
+            None => None,
+        };
+        if let Some(process) = &process {
+            wait_for_port(process, &host, port, config.start_timeout).await?;
+        }
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .map_err(|e| StartError::BadUrl {
+                url: config.url.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(HttpTransport {
+            client,
+            url,
+            state: Arc::new(Mutex::new(State::default())),
+            tx,
+            events,
+            process,
+            tasks: Vec::new(),
+            config,
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The endpoint URL.
+    pub fn url(&self) -> &str {
+        self.url.as_str()
+    }
+
+    /// The session id the server issued, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.state().session_id.clone()
+    }
+
+    /// Replaces (or forgets) the session id sent with requests.
+    pub fn set_session_id(&mut self, id: Option<String>) {
+        self.state().session_id = id;
+    }
+
+    /// Sets the `MCP-Protocol-Version` header sent with every later request; in the stateless
+    /// protocol, also sends `Mcp-Method`/`Mcp-Name`.
+    pub fn set_protocol_version(&mut self, version: Option<String>, stateless: bool) {
+        let mut state = self.state();
+        state.protocol_version = version;
+        state.stateless = stateless;
+    }
+
+    /// POSTs one frame; the response arrives as events. The frame's trailing newline, if any,
+    /// is removed.
+    pub fn send(&mut self, bytes: &[u8]) -> SendReceipt {
+        self.send_with(bytes, Vec::new())
+    }
+
+    /// POSTs one frame with some headers overridden (for HTTP-level probes).
+    pub fn send_with(&mut self, bytes: &[u8], overrides: HeaderOverrides) -> SendReceipt {
+        let body = bytes.strip_suffix(b"\n").unwrap_or(bytes).to_vec();
+        let post = {
+            let mut state = self.state();
+            state.next_post += 1;
+            state.next_post
+        };
+        let mut headers = self.headers(&body);
+        apply(&mut headers, overrides);
+        let request = self
+            .client
+            .post(self.url.clone())
+            .headers(to_header_map(&headers))
+            .body(body);
+        let task = tokio::spawn(run_request(
+            request,
+            "POST",
+            post,
+            self.tx.clone(),
+            Arc::clone(&self.state),
+            self.config.max_frame_bytes,
+        ));
+        self.tasks.retain(|t| !t.is_finished());
+        self.tasks.push(task);
+        SendReceipt { post: Some(post) }
+    }
+
+    /// Sends a bodiless request (`GET` to open a stream, `DELETE` to end the session) with the
+    /// usual headers plus `overrides`; the result arrives as events like a POST's. Returns the
+    /// request's number.
+    pub fn send_method(&mut self, method: &str, overrides: HeaderOverrides) -> u64 {
+        let post = {
+            let mut state = self.state();
+            state.next_post += 1;
+            state.next_post
+        };
+        let mut headers = self.headers(&[]);
+        headers.retain(|(k, _)| k != "content-type");
+        if method == "GET" {
+            apply(
+                &mut headers,
+                vec![("accept".into(), Some("text/event-stream".into()))],
+            );
+        }
+        apply(&mut headers, overrides);
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::GET);
+        let request = self
+            .client
+            .request(m, self.url.clone())
+            .headers(to_header_map(&headers));
+        let task = tokio::spawn(run_request(
+            request,
+            if method == "GET" { "GET" } else { "DELETE" },
+            post,
+            self.tx.clone(),
+            Arc::clone(&self.state),
+            self.config.max_frame_bytes,
+        ));
+        self.tasks.push(task);
+        post
+    }
+
+    /// Drops every request still in flight (their connections close): the disconnect that
+    /// 2026-07-28 treats as cancellation.
+    pub fn abandon_requests(&mut self) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+    }
+
+    fn headers(&self, body: &[u8]) -> Vec<(String, String)> {
+        let state = self.state();
+        let mut headers = vec![
+            ("content-type".to_owned(), "application/json".to_owned()),
+            (
+                "accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+        ];
+        if let Some(id) = &state.session_id
+            && !state.stateless
+        {
+            headers.push(("mcp-session-id".into(), id.clone()));
+        }
+        if let Some(v) = &state.protocol_version {
+            headers.push(("mcp-protocol-version".into(), v.clone()));
+        }
+        if state.stateless
+            && let Ok(value) = serde_json::from_slice::<Value>(body)
+            && let Some(method) = value.get("method").and_then(Value::as_str)
+        {
+            headers.push(("mcp-method".into(), method.to_owned()));
+            let name = value.get("params").and_then(|p| {
+                p.get("name")
+                    .or_else(|| p.get("uri"))
+                    .and_then(Value::as_str)
+            });
+            if let Some(name) = name {
+                headers.push(("mcp-name".into(), encode_header(name)));
+            }
+        }
+        headers
+    }
+
+    /// The next event, or `None` when nothing arrives before `until`.
+    pub async fn recv(&mut self, until: Instant) -> Option<TransportEvent> {
+        tokio::time::timeout_at(until.into(), self.events.recv())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// An event that has already arrived.
+    pub fn try_recv(&mut self) -> Option<TransportEvent> {
+        self.events.try_recv().ok()
+    }
+
+    /// The started server's newest output (stdout and stderr), if mcp-chaos started it.
+    pub fn log_tail(&self) -> String {
+        self.process
+            .as_ref()
+            .map(ServerProcess::log_tail)
+            .unwrap_or_default()
+    }
+
+    /// How the started server exited, if it did.
+    pub fn has_exited(&self) -> Option<ExitKind> {
+        self.process.as_ref().and_then(ServerProcess::has_exited)
+    }
+
+    /// Ends the session with `DELETE` (when there is one), drops requests in flight, and stops
+    /// the server process if mcp-chaos started it.
+    pub async fn shutdown(mut self) -> ShutdownOutcome {
+        let session = self.session_id();
+        if session.is_some() && !self.state().stateless {
+            let request = self
+                .client
+                .delete(self.url.clone())
+                .headers(to_header_map(&self.headers(&[])));
+            let _ = tokio::time::timeout(Duration::from_secs(2), request.send()).await;
+        }
+        self.abandon_requests();
+        match self.process.take() {
+            Some(process) => process.shutdown().await,
+            None => ShutdownOutcome::Killed,
+        }
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+fn apply(headers: &mut Vec<(String, String)>, overrides: HeaderOverrides) {
+    for (name, value) in overrides {
+        let name = name.to_ascii_lowercase();
+        headers.retain(|(k, _)| *k != name);
+        if let Some(value) = value {
+            headers.push((name, value));
+        }
+    }
+}
+
+fn to_header_map(headers: &[(String, String)]) -> reqwest::header::HeaderMap {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (k, v) in headers {
+        if let (Ok(name), Ok(value)) = (
+            reqwest::header::HeaderName::from_bytes(k.as_bytes()),
+            reqwest::header::HeaderValue::from_str(v),
+        ) {
+            map.append(name, value);
+        }
+    }
+    map
+}
+
+/// Non-ASCII header values are sent as `=?base64?…?=` (SEP-2243).
+fn encode_header(value: &str) -> String {
+    if value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        value.to_owned()
+    } else {
+        use base64::Engine;
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value)
+        )
+    }
+}
+
+async fn wait_for_port(
+    process: &ServerProcess,
+    host: &str,
+    port: u16,
+    timeout: Duration,
+) -> Result<(), StartError> {
+    let deadline = Instant::now() + timeout;
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    loop {
+        if let Some(status) = process.has_exited() {
+            return Err(StartError::Exited {
+                status: status.to_string(),
+                log: process.log_tail(),
+            });
+        }
+        if tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(StartError::PortTimeout {
+                port,
+                timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                log: process.log_tail(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn run_request(
+    request: reqwest::RequestBuilder,
+    method: &'static str,
+    post: u64,
+    tx: mpsc::Sender<TransportEvent>,
+    state: Arc<Mutex<State>>,
+    max: usize,
+) {
+    let started = Instant::now();
+    let mut info = HttpInfo {
+        post,
+        method: method.to_owned(),
+        status: None,
+        content_type: None,
+        session_id: None,
+        body_bytes: 0,
+        sse_events: 0,
+        sse_priming: false,
+        sse_anomalies: Vec::new(),
+        error: None,
+        elapsed_ms: 0,
+    };
+    match request.send().await {
+        Err(e) => info.error = Some(error_text(&e)),
+        Ok(mut response) => {
+            info.status = Some(response.status().as_u16());
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            };
+            info.content_type = header("content-type");
+            info.session_id = header("mcp-session-id");
+            if let Some(id) = &info.session_id {
+                let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if state.session_id.is_none() && !state.stateless {
+                    state.session_id = Some(id.clone());
+                }
+            }
+            let is_sse = info
+                .content_type
+                .as_deref()
+                .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+            if is_sse {
+                let mut reader = sse::Reader::new();
+                let mut first = true;
+                loop {
+                    match response.chunk().await {
+                        Ok(Some(chunk)) => {
+                            info.body_bytes += chunk.len();
+                            for event in reader.push(&chunk) {
+                                if first {
+                                    info.sse_priming = event.id.is_some() && event.data.is_empty();
+                                    first = false;
+                                }
+                                if event.data.trim().is_empty() {
+                                    continue;
+                                }
+                                let item = if event.data.len() > max {
+                                    TransportEvent::Oversize {
+                                        at: Instant::now(),
+                                        len: event.data.len(),
+                                        head: event.data.as_bytes()[..256.min(event.data.len())].to_vec(),
+                                    }
+                                } else {
+                                    TransportEvent::Frame(Frame::new(event.data.into_bytes()))
+                                };
+                                if tx.send(item).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            info.error = Some(error_text(&e));
+                            break;
+                        }
+                    }
+                }
+                info.sse_events = reader.events();
+                info.sse_anomalies = reader.finish().iter().map(ToString::to_string).collect();
+            } else {
+                let mut body = Vec::new();
+                let mut over = false;
+                loop {
+                    match response.chunk().await {
+                        Ok(Some(chunk)) => {
+                            info.body_bytes += chunk.len();
+                            if body.len() + chunk.len() > max {
+                                over = true;
+                            } else {
+                                body.extend_from_slice(&chunk);
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            info.error = Some(error_text(&e));
+                            break;
+                        }
+                    }
+                }
+                let item = if over {
+                    Some(TransportEvent::Oversize {
+                        at: Instant::now(),
+                        len: info.body_bytes,
+                        head: body[..256.min(body.len())].to_vec(),
+                    })
+                } else if body.iter().any(|b| !b.is_ascii_whitespace()) {
+                    Some(TransportEvent::Frame(Frame::new(body)))
+                } else {
+                    None
+                };
+                if let Some(item) = item
+                    && tx.send(item).await.is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+    info.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let _ = tx.send(TransportEvent::Http(info)).await;
+}
+
+fn error_text(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_hosts() {
+        for host in ["localhost", "127.0.0.1", "127.3.4.5", "[::1]", "::1"] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in ["example.com", "10.0.0.1", "0.0.0.0", "[::]"] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn header_values_are_encoded_when_not_ascii() {
+        assert_eq!(encode_header("weather"), "weather");
+        assert!(encode_header("météo").starts_with("=?base64?"));
+    }
+}
