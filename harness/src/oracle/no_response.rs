@@ -61,9 +61,17 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             )]
         }
         (probe, Expect::Fenced, Outcome::Fenced) => {
+            let batch_ids: &[crate::wire::RequestId] = match probe {
+                Probe::Batch { ids, .. } => ids,
+                _ => &[],
+            };
+            // A batch may also be answered message by message (Streamable HTTP sends the
+            // responses to a batch as separate SSE events).
             let answered = ex.frames().any(|(_, f)| match &f.message {
                 Ok(Message::Response(r)) => {
-                    matches!(r.id(), ResponseId::Null | ResponseId::Absent) || r.is_error()
+                    matches!(r.id(), ResponseId::Null | ResponseId::Absent)
+                        || r.is_error()
+                        || r.id().id().is_some_and(|id| batch_ids.contains(id))
                 }
                 Ok(Message::Batch(_)) => true,
                 _ => false,

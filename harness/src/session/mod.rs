@@ -547,6 +547,13 @@ impl Session {
         let initialized = self
             .notify(Probe::Initialized, "notifications/initialized", None)
             .await;
+        // Over HTTP, listen on the standalone stream too, so that a server request sent there
+        // (roots/list, sampling) is answered like any other.
+        if negotiated.version.rules().http_sessions
+            && let Some(http) = self.transport.http()
+        {
+            http.open_stream();
+        }
         Ok((vec![ex, initialized], negotiated))
     }
 

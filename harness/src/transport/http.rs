@@ -272,6 +272,14 @@ impl HttpTransport {
         post
     }
 
+    /// Opens the standalone server-to-client stream (`GET` with `Accept: text/event-stream`,
+    /// 2025-03-26 … 2025-11-25), where a server may send requests and notifications not tied
+    /// to a client request; its messages arrive as frames. A server without one answers 405.
+    /// Returns the request's number.
+    pub fn open_stream(&mut self) -> u64 {
+        self.send_method("GET", Vec::new())
+    }
+
     /// Drops every request still in flight (their connections close): the disconnect that
     /// 2026-07-28 treats as cancellation.
     pub fn abandon_requests(&mut self) {
