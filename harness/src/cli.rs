@@ -57,7 +57,7 @@ pub struct Cli {
 enum Command {
     /// Run a campaign against a server and report the findings.
     #[command(after_help = AFTER_HELP)]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run a campaign against the bundled fixture server with a few flaws planted.
     Demo(DemoArgs),
     /// Explain an invariant (by code or name), or list them all.

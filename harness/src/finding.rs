@@ -177,6 +177,50 @@ catalog! {
          the model sees nothing, and the server may pile up stuck work. Fix: put a timeout on every \
          upstream call, shorter than your clients' (mcp-chaos uses --timeout-ms), and answer \
          isError: true saying the upstream timed out and the call can be retried.";
+    HTTP_STATUS = "MC401", "http-status", "basic/transports#streamable-http",
+        "Streamable HTTP answers with the status the version requires.",
+        "Clients act on HTTP statuses before they read a body: 202 with no body for an accepted \
+         notification or response; 400 for a missing or unsupported MCP-Protocol-Version header; \
+         404 for an unknown or ended session (the client then starts a new one); 405 for an \
+         unsupported GET or DELETE; in 2026-07-28, 404 with -32601 for an unknown method and 400 \
+         with -32020/-32021/-32022 for header mismatches, missing capabilities and unsupported \
+         versions. Any other status sends clients down the wrong recovery path. Fix: map each \
+         case to its status in the HTTP layer of your server.";
+    HTTP_CONTENT_TYPE = "MC402", "http-content-type", "basic/transports#sending-messages-to-the-server",
+        "A response to a request is application/json or text/event-stream.",
+        "The client MUST support both content types and nothing else; a body sent as text/plain or \
+         text/html is not read as MCP and the request looks unanswered. Fix: set Content-Type \
+         explicitly on every response.";
+    HTTP_ORIGIN_NOT_VALIDATED = "MC403", "http-origin-not-validated", "basic/transports#security-warning",
+        "A request with a foreign Origin is refused (403 from 2025-11-25 on).",
+        "Servers MUST validate the Origin header on every request to stop DNS rebinding: without \
+         it, any web page a user visits can drive a local MCP server. From 2025-11-25 a present \
+         but invalid Origin MUST get 403. Fix: allow only your own origins (and localhost when \
+         bound to loopback) and answer others with 403.";
+    SESSION_ID_FORMAT = "MC404", "session-id-format", "basic/transports#session-management",
+        "An Mcp-Session-Id holds only visible ASCII (0x21-0x7E).",
+        "The session id travels in an HTTP header on every request; spaces, control characters \
+         or non-ASCII bytes break clients and proxies, and the spec requires visible ASCII (and a \
+         cryptographically secure value). Fix: use a UUID or a base64url token.";
+    SSE_MALFORMED = "MC405", "sse-malformed", "basic/transports#streamable-http",
+        "An SSE response is a well-formed event stream that a conforming client reads completely.",
+        "A stream that ends inside an event, or that is not UTF-8, loses messages silently: a \
+         conforming EventSource parser discards the unterminated event, so the response in it \
+         never reaches the client. Fix: end every event with a blank line, flush before closing \
+         the stream, and use an SSE library.";
+    UNRESPONSIVE_DURING_CALL = "MC501", "unresponsive-during-call", "basic/utilities/ping",
+        "While a tool call is in flight, ping (or server/discover) is still answered promptly.",
+        "A server whose message loop waits for a tool to finish cannot answer anything else: pings \
+         time out, cancellations are not read, and clients conclude it is dead. The ping receiver \
+         MUST respond promptly. Fix: run tool work concurrently (spawn a task per call) and keep \
+         the loop that reads requests free.";
+    RESPONSE_AFTER_CANCEL = "MC502", "response-after-cancel", "basic/utilities/cancellation",
+        "A cancelled request gets no response (and is not answered with a malformed error).",
+        "After notifications/cancelled the receiver SHOULD stop work and not respond; in \
+         2026-07-28 servers MUST NOT send further messages for a cancelled request. A late answer \
+         is wasted work and confuses clients that have already moved on. An error whose code is 0 \
+         or not an integer is no JSON-RPC error at all. Fix: track in-flight requests by id and \
+         abort them on cancel.";
 }
 
 /// Looks an invariant up by code (`MC101`) or name (`wrong-error-code`), case-insensitively.

@@ -9,6 +9,7 @@ pub mod actionable;
 pub mod business_failure;
 pub mod deadline;
 pub mod error_codes;
+pub mod http;
 pub mod leaked;
 pub mod leaks;
 pub mod liveness;
@@ -132,6 +133,7 @@ pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     findings.extend(leaked::check(ctx, ex));
     findings.extend(structured::check(ctx, ex));
     findings.extend(deadline::check(ctx, ex));
+    findings.extend(http::check(ctx, ex));
     findings
 }
 

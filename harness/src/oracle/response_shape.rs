@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::{Context, finding, stdout};
 use crate::finding::{Finding, MALFORMED_RESPONSE, Severity};
 use crate::protocol::ProtocolVersion;
-use crate::session::Exchange;
+use crate::session::{Exchange, Probe};
 use crate::wire::{self, BatchItem, Message};
 
 /// Judges envelope errors in every frame and the result shape of the answer.
@@ -53,7 +53,8 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     };
     let method = sent_method(&ex.sent);
     if let Some(error) = response.error() {
-        if method.as_deref() == Some("ping") {
+        // (HTTP probes send a ping that the transport layer is meant to refuse.)
+        if method.as_deref() == Some("ping") && !matches!(ex.probe, Probe::Http { .. }) {
             findings.push(finding(
                 &MALFORMED_RESPONSE,
                 Severity::Violation,

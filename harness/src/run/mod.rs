@@ -362,6 +362,10 @@ pub enum Step {
     InvalidCallParams(InvalidCallParams),
     /// A batch of two pings.
     Batch,
+    /// An HTTP-level probe (Streamable HTTP only).
+    Http(crate::session::HttpProbe),
+    /// A 2026-07-28 request without the `_meta` fields.
+    MissingMeta,
     /// `tools/call` of a listed tool.
     CallTool {
         /// The tool.
@@ -383,6 +387,8 @@ impl Step {
             Step::UnknownTool => "unknown tool".into(),
             Step::InvalidCallParams(kind) => format!("tools/call ({})", kind.describe()),
             Step::Batch => "batch".into(),
+            Step::Http(what) => format!("HTTP {}", what.label()),
+            Step::MissingMeta => "request without _meta".into(),
             Step::CallTool { tool, .. } => format!("tools/call {tool}"),
         }
     }
@@ -492,9 +498,28 @@ impl InvalidCallParams {
     }
 }
 
-/// The protocol probes, in the order they run, for the negotiated `version`.
-pub fn protocol_steps() -> Vec<Step> {
+/// The protocol probes, in the order they run, for the negotiated `version`, over HTTP or not,
+/// with or without an HTTP session.
+pub fn protocol_steps(version: ProtocolVersion, http: bool, session: bool) -> Vec<Step> {
+    use crate::session::HttpProbe;
     let mut steps = vec![Step::Ping, Step::UnknownMethod, Step::ParseError];
+    if !version.rules().handshake {
+        steps.push(Step::MissingMeta);
+    }
+    if http {
+        steps.push(Step::Http(HttpProbe::ForeignOrigin));
+        if version.rules().http_version_header {
+            steps.push(Step::Http(HttpProbe::BadVersionHeader));
+        }
+        if session {
+            steps.push(Step::Http(HttpProbe::UnknownSession));
+            steps.push(Step::Http(HttpProbe::NoSession));
+        }
+        steps.push(Step::Http(HttpProbe::Get));
+        if !version.rules().handshake {
+            steps.push(Step::Http(HttpProbe::MissingMethodHeader));
+        }
+    }
     steps.extend(InvalidRequest::ALL.into_iter().map(Step::InvalidRequest));
     steps.push(Step::Notification {
         method: "notifications/mcp-chaos-unknown",
@@ -517,7 +542,28 @@ pub fn protocol_steps() -> Vec<Step> {
 /// Executes one step on `session` and returns its exchange.
 pub async fn execute(session: &mut Session, step: &Step, first_tool: Option<&str>) -> Exchange {
     match step {
+        // `ping` is gone in 2026-07-28: there it is an unknown method (HTTP 404 + -32601).
+        Step::Ping if session.stateless() => {
+            let probe = Probe::UnknownMethod {
+                method: "ping".into(),
+            };
+            session.request(probe, "ping", None).await
+        }
         Step::Ping => session.request(Probe::Liveness, "ping", None).await,
+        Step::Http(what) => match session.http_probe(*what).await {
+            Some(ex) => ex,
+            None => session.liveness().await,
+        },
+        Step::MissingMeta => {
+            let id = session.next_id();
+            let frame = wire::to_line(&wire::request(&id, "tools/list", None));
+            let expect = Expect::Response {
+                id,
+                or_null: true,
+                fence: true,
+            };
+            session.send(Probe::MissingMeta, frame, expect).await
+        }
         Step::UnknownMethod => {
             session
                 .request(
@@ -686,6 +732,7 @@ async fn run_one(
             _ => None,
         },
         only_if_supported,
+        server_stream: false,
         negotiated: None,
         tools: ToolTable::default(),
         exact,
@@ -722,6 +769,8 @@ struct Campaign<'a> {
     /// The version asked for in every (re)start, once decided.
     version: Option<ProtocolVersion>,
     only_if_supported: bool,
+    /// Whether new sessions open the HTTP standalone stream (after the GET probe).
+    server_stream: bool,
     negotiated: Option<Negotiated>,
     tools: ToolTable,
     exact: Vec<(LeakKind, String)>,
@@ -763,8 +812,17 @@ impl Campaign<'_> {
             .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
             .collect();
         let mut steps = Vec::new();
+        let version = self.context().version;
+        let (http, http_session) = match self.session.as_mut() {
+            Some(session) => {
+                let http = session.transport_mut().http();
+                let has_session = http.as_ref().is_some_and(|h| h.session_id().is_some());
+                (http.is_some(), has_session)
+            }
+            None => (false, false),
+        };
         if config.protocol_probes {
-            steps.extend(protocol_steps());
+            steps.extend(protocol_steps(version, http, http_session));
         }
         let mut calls = Vec::new();
         if config.tool_calls {
@@ -794,6 +852,12 @@ impl Campaign<'_> {
                 break;
             }
             self.step(step, first_tool, None).await;
+        }
+        // From here on, listen on the server's standalone stream too (after the GET probe,
+        // which must meet the server without a stream already open).
+        self.server_stream = true;
+        if let Some(session) = self.session.as_mut() {
+            session.open_server_stream();
         }
         // Baseline tool calls; under a fake upstream they also tell which tools call it.
         let mut upstream_tools = Vec::new();
@@ -836,6 +900,34 @@ impl Campaign<'_> {
                         inj.heal();
                     }
                 }
+            }
+        }
+        if config.protocol_probes && http && http_session && !self.gave_up {
+            // Last, because it ends the session (so no liveness ping follows them).
+            for what in [
+                crate::session::HttpProbe::Delete,
+                crate::session::HttpProbe::DeletedSession,
+            ] {
+                (self.on_event)(&Event::Step {
+                    label: &format!("HTTP {}", what.label()),
+                });
+                let ex = match self.session.as_mut() {
+                    Some(session) => session.http_probe(what).await,
+                    None => None,
+                };
+                let Some(ex) = ex else { break };
+                self.record(&ex);
+                // Only a session that really ended can be checked for 404.
+                let ended = ex
+                    .http()
+                    .and_then(|h| h.status)
+                    .is_some_and(|s| (200..300).contains(&s));
+                if !ended {
+                    break;
+                }
+            }
+            if let Some(old) = self.session.take() {
+                old.shutdown().await;
             }
         }
         if config.version_probe && !self.gave_up {
@@ -883,7 +975,10 @@ impl Campaign<'_> {
     }
 
     fn adopt(&mut self, started: Started) -> Result<(), RunError> {
-        let (session, negotiated, exchanges) = started;
+        let (mut session, negotiated, exchanges) = started;
+        if self.server_stream {
+            session.open_server_stream();
+        }
         self.session = Some(session);
         for ex in &exchanges {
             self.record(ex);

@@ -67,6 +67,13 @@ pub enum Probe {
         /// Whether the method is defined by MCP.
         known: bool,
     },
+    /// An HTTP-level probe (Streamable HTTP only).
+    Http {
+        /// Which.
+        what: HttpProbe,
+    },
+    /// A 2026-07-28 request without the required `_meta` fields (MUST get -32602, HTTP 400).
+    MissingMeta,
     /// A JSON-RPC batch of requests.
     Batch {
         /// The ids of the requests in the batch.
@@ -95,6 +102,8 @@ impl Probe {
             Probe::InvalidRequest { what, .. } => format!("invalid request ({what})"),
             Probe::InvalidCallParams { what } => format!("tools/call with invalid params ({what})"),
             Probe::Notification { method, .. } => format!("notification {method}"),
+            Probe::Http { what } => format!("HTTP: {}", what.label()),
+            Probe::MissingMeta => "request without the 2026-07-28 _meta fields".into(),
             Probe::Batch { defined: true, .. } => "batch of requests".into(),
             Probe::Batch { defined: false, .. } => "batch of requests (robustness)".into(),
         }
@@ -106,6 +115,43 @@ impl Probe {
             Probe::ToolCall { tool, .. } => Some(tool),
             Probe::UnknownTool { name } => Some(name),
             _ => None,
+        }
+    }
+}
+
+/// The HTTP-level probes of Streamable HTTP (`basic/transports` §Streamable HTTP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpProbe {
+    /// A `ping` with `MCP-Protocol-Version: 1999-01-01` (MUST get 400, 2025-06-18 on).
+    BadVersionHeader,
+    /// A `ping` with a session id the server never issued (MUST get 404).
+    UnknownSession,
+    /// A `ping` without the session id the server issued (SHOULD get 400).
+    NoSession,
+    /// A `ping` with `Origin: http://evil.example` (MUST be refused; 403 from 2025-11-25).
+    ForeignOrigin,
+    /// A `GET` for the server-to-client stream (SSE, or 405; 405 in 2026-07-28).
+    Get,
+    /// A `DELETE` ending the session (2xx, or 405 when the server does not allow it).
+    Delete,
+    /// A `ping` with the session id just deleted (MUST get 404).
+    DeletedSession,
+    /// A 2026-07-28 request without the `Mcp-Method` header (MUST get 400 with -32020).
+    MissingMethodHeader,
+}
+
+impl HttpProbe {
+    /// A short label.
+    pub fn label(self) -> &'static str {
+        match self {
+            HttpProbe::BadVersionHeader => "unsupported MCP-Protocol-Version header",
+            HttpProbe::UnknownSession => "unknown session id",
+            HttpProbe::NoSession => "no session id",
+            HttpProbe::ForeignOrigin => "foreign Origin",
+            HttpProbe::Get => "GET stream",
+            HttpProbe::Delete => "DELETE session",
+            HttpProbe::DeletedSession => "deleted session id",
+            HttpProbe::MissingMethodHeader => "no Mcp-Method header",
         }
     }
 }

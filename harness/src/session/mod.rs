@@ -14,10 +14,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub use exchange::{
-    Exchange, Expect, FaultContext, Outcome, Probe, Received, ReceivedItem, Retry, UpstreamHit,
+    Exchange, Expect, FaultContext, HttpProbe, Outcome, Probe, Received, ReceivedItem, Retry,
+    UpstreamHit,
 };
 
 use crate::protocol::ProtocolVersion;
+use crate::transport::http as transport_http;
 use crate::transport::{ExitKind, ShutdownOutcome, Transport, TransportEvent};
 use crate::wire::{self, Message, RequestId, ResponseId};
 
@@ -525,6 +527,105 @@ impl Session {
         }
     }
 
+    /// Over HTTP (2025-03-26 … 2025-11-25), opens the standalone server-to-client stream, so
+    /// that a server request sent there (`roots/list`, sampling) is answered like any other.
+    /// Does nothing on other transports or versions.
+    pub fn open_server_stream(&mut self) {
+        if self.version().rules().http_sessions
+            && let Some(http) = self.transport.http()
+        {
+            http.open_stream();
+        }
+    }
+
+    /// Runs an HTTP-level probe (see [`HttpProbe`]) directly on the HTTP transport and records
+    /// it as an exchange. `None` on a transport that is not HTTP.
+    pub async fn http_probe(&mut self, what: HttpProbe) -> Option<Exchange> {
+        let started = Instant::now();
+        let id = self.next_id();
+        let liveness = self.liveness_method();
+        let ping = wire::to_line(&wire::request(&id, liveness, self.with_meta(None)));
+        let session = self.transport.http().and_then(|h| h.session_id());
+        let (method, body, overrides): (&str, Option<Vec<u8>>, transport_http::HeaderOverrides) =
+            match what {
+                HttpProbe::BadVersionHeader => (
+                    "POST",
+                    Some(ping),
+                    vec![("mcp-protocol-version".into(), Some("1999-01-01".into()))],
+                ),
+                HttpProbe::UnknownSession => (
+                    "POST",
+                    Some(ping),
+                    vec![(
+                        "mcp-session-id".into(),
+                        Some("mcp-chaos-unknown-session-4f1c".into()),
+                    )],
+                ),
+                HttpProbe::NoSession => ("POST", Some(ping), vec![("mcp-session-id".into(), None)]),
+                HttpProbe::ForeignOrigin => (
+                    "POST",
+                    Some(ping),
+                    vec![("origin".into(), Some("http://evil.example".into()))],
+                ),
+                HttpProbe::Get => ("GET", None, Vec::new()),
+                HttpProbe::Delete => ("DELETE", None, Vec::new()),
+                HttpProbe::DeletedSession => ("POST", Some(ping), Vec::new()),
+                HttpProbe::MissingMethodHeader => {
+                    let list = wire::to_line(&wire::request(
+                        &id,
+                        "tools/list",
+                        self.with_meta(None),
+                    ));
+                    ("POST", Some(list), vec![("mcp-method".into(), None)])
+                }
+            };
+        let timeout = self.config.timeout;
+        let http = self.transport.http()?;
+        let (info, frames) = http.probe(method, body.clone(), overrides, timeout).await;
+        if what == HttpProbe::Delete && info.status.is_some_and(|s| (200..300).contains(&s)) {
+            // The session is over on the server; keep its id for the DeletedSession probe.
+            http.set_session_id(session);
+        }
+        let sent = body.unwrap_or_else(|| format!("{method} (no body)").into_bytes());
+        let mut received: Vec<Received> = frames
+            .into_iter()
+            .map(|f| Received {
+                at_ms: ms_since(started),
+                item: ReceivedItem::Frame(f),
+            })
+            .collect();
+        let answer = received.iter().position(|r| {
+            matches!(&r.item, ReceivedItem::Frame(f)
+                if matches!(&f.message, Ok(Message::Response(resp))
+                    if resp.id().id() == Some(&id) || (resp.is_error() && resp.id().id().is_none())))
+        });
+        let failed = info.status.is_none().then(|| info.error.clone().unwrap_or_default());
+        received.push(Received {
+            at_ms: ms_since(started),
+            item: ReceivedItem::Http(info),
+        });
+        let outcome = match (answer, failed) {
+            (Some(index), _) => Outcome::Answered { index },
+            (None, Some(error)) => Outcome::SendFailed(error),
+            (None, None) => Outcome::NoAnswer,
+        };
+        Some(Exchange {
+            probe: Probe::Http { what },
+            sent,
+            expect: Expect::Response {
+                id,
+                or_null: true,
+                fence: false,
+            },
+            received,
+            preceding: 0,
+            outcome,
+            elapsed: started.elapsed(),
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            fault: None,
+        })
+    }
+
     /// Performs the `initialize` handshake for the requested version (`basic/lifecycle`
     /// §Initialization): `initialize`, then `notifications/initialized`. Returns both
     /// exchanges for the oracle.
@@ -547,13 +648,6 @@ impl Session {
         let initialized = self
             .notify(Probe::Initialized, "notifications/initialized", None)
             .await;
-        // Over HTTP, listen on the standalone stream too, so that a server request sent there
-        // (roots/list, sampling) is answered like any other.
-        if negotiated.version.rules().http_sessions
-            && let Some(http) = self.transport.http()
-        {
-            http.open_stream();
-        }
         Ok((vec![ex, initialized], negotiated))
     }
 

@@ -280,6 +280,88 @@ impl HttpTransport {
         self.send_method("GET", Vec::new())
     }
 
+    /// Sends one request directly and waits for it (within `timeout`), for HTTP-level probes:
+    /// the usual headers plus `overrides`, `body` for a POST. A `GET` is judged by its status
+    /// and headers only (its stream is closed at once); any other response is read whole.
+    /// Returns what happened and the messages in the body.
+    pub async fn probe(
+        &mut self,
+        method: &str,
+        body: Option<Vec<u8>>,
+        overrides: HeaderOverrides,
+        timeout: Duration,
+    ) -> (HttpInfo, Vec<Frame>) {
+        let post = {
+            let mut state = self.state();
+            state.next_post += 1;
+            state.next_post
+        };
+        let body = body.map(|b| b.strip_suffix(b"\n").map(<[u8]>::to_vec).unwrap_or(b));
+        let mut headers = self.headers(body.as_deref().unwrap_or_default());
+        if body.is_none() {
+            headers.retain(|(k, _)| k != "content-type");
+        }
+        if method == "GET" {
+            apply(
+                &mut headers,
+                vec![("accept".into(), Some("text/event-stream".into()))],
+            );
+        }
+        apply(&mut headers, overrides);
+        let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::GET);
+        let mut request = self
+            .client
+            .request(m, self.url.clone())
+            .headers(to_header_map(&headers));
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let (tx, mut rx) = mpsc::channel(64);
+        let state = Arc::new(Mutex::new(State::default()));
+        let max = self.config.max_frame_bytes;
+        let headers_only = method == "GET";
+        let work = async move {
+            if headers_only {
+                let started = Instant::now();
+                let mut info = blank_info(post, "GET");
+                match request.send().await {
+                    Ok(response) => {
+                        info.status = Some(response.status().as_u16());
+                        info.content_type = response
+                            .headers()
+                            .get("content-type")
+                            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+                    }
+                    Err(e) => info.error = Some(error_text(&e)),
+                }
+                info.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
+                let _ = tx.send(TransportEvent::Http(info)).await;
+            } else {
+                run_request(request, "POST", post, tx, state, max).await;
+            }
+        };
+        let mut info = blank_info(post, method);
+        let mut frames = Vec::new();
+        let collect = async {
+            tokio::spawn(work);
+            while let Some(event) = rx.recv().await {
+                match event {
+                    TransportEvent::Frame(f) => frames.push(f),
+                    TransportEvent::Http(i) => {
+                        info = i;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+        };
+        if tokio::time::timeout(timeout, collect).await.is_err() {
+            info.error = Some(format!("no response within {} ms", timeout.as_millis()));
+        }
+        info.method = method.to_owned();
+        (info, frames)
+    }
+
     /// Drops every request still in flight (their connections close): the disconnect that
     /// 2026-07-28 treats as cancellation.
     pub fn abandon_requests(&mut self) {
@@ -452,19 +534,7 @@ async fn run_request(
     max: usize,
 ) {
     let started = Instant::now();
-    let mut info = HttpInfo {
-        post,
-        method: method.to_owned(),
-        status: None,
-        content_type: None,
-        session_id: None,
-        body_bytes: 0,
-        sse_events: 0,
-        sse_priming: false,
-        sse_anomalies: Vec::new(),
-        error: None,
-        elapsed_ms: 0,
-    };
+    let mut info = blank_info(post, method);
     match request.send().await {
         Err(e) => info.error = Some(error_text(&e)),
         Ok(mut response) => {
@@ -566,6 +636,22 @@ async fn run_request(
     }
     info.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let _ = tx.send(TransportEvent::Http(info)).await;
+}
+
+fn blank_info(post: u64, method: &str) -> HttpInfo {
+    HttpInfo {
+        post,
+        method: method.to_owned(),
+        status: None,
+        content_type: None,
+        session_id: None,
+        body_bytes: 0,
+        sse_events: 0,
+        sse_priming: false,
+        sse_anomalies: Vec::new(),
+        error: None,
+        elapsed_ms: 0,
+    }
 }
 
 fn error_text(e: &reqwest::Error) -> String {
