@@ -15,8 +15,9 @@ use crate::wire::{self, BatchItem, Message};
 /// Judges envelope errors in every frame and the result shape of the answer.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let mut findings = Vec::new();
+    let http = ex.http().is_some();
     for (frame, error) in ex.invalid_frames() {
-        if stdout::is_noise(frame, error) {
+        if !http && stdout::is_noise(frame, error) {
             continue;
         }
         let mut f = finding(

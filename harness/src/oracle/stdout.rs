@@ -29,9 +29,13 @@ pub fn is_noise(frame: &Frame, error: &WireError) -> bool {
     }
 }
 
-/// Judges every frame of `ex`, including leftovers that arrived before the send.
+/// Judges every frame of `ex`, including leftovers that arrived before the send. Only stdio has
+/// a stdout; over HTTP a body that is not a message is judged by `malformed-response`.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let mut findings = Vec::new();
+    if ex.http().is_some() {
+        return findings;
+    }
     let noise: Vec<(&Frame, &WireError)> = ex
         .invalid_frames()
         .filter(|(f, e)| is_noise(f, e))

@@ -615,7 +615,16 @@ async fn run_request(
                         }
                     }
                 }
-                let item = if over {
+                // A non-2xx body that is not JSON (a plain-text 403, an HTML error page) is the
+                // HTTP layer talking, not a message.
+                let json = info
+                    .content_type
+                    .as_deref()
+                    .is_some_and(|c| c.to_ascii_lowercase().contains("json"));
+                let success = info.status.is_some_and(|s| (200..300).contains(&s));
+                let item = if !success && !json {
+                    None
+                } else if over {
                     Some(TransportEvent::Oversize {
                         at: Instant::now(),
                         len: info.body_bytes,
