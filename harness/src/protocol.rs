@@ -154,6 +154,9 @@ pub struct Rules {
     pub origin_403: bool,
     /// Over HTTP, `Mcp-Session-Id` sessions exist (2025-03-26 … 2025-11-25).
     pub http_sessions: bool,
+    /// Every result MUST carry `resultType` (`Result` in the 2026-07-28 schema: "Servers
+    /// implementing this protocol version MUST include this field").
+    pub result_type: bool,
 }
 
 const fn row(version: ProtocolVersion) -> Rules {
@@ -181,6 +184,7 @@ const fn row(version: ProtocolVersion) -> Rules {
         http_version_header: v >= V2025_06_18 as u8,
         origin_403: v >= V2025_11_25 as u8,
         http_sessions: v >= V2025_03_26 as u8 && v <= V2025_11_25 as u8,
+        result_type: v >= V2026_07_28 as u8,
     }
 }
 

@@ -55,7 +55,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let method = sent_method(&ex.sent);
     if let Some(error) = response.error() {
         // (HTTP probes send a ping that the transport layer is meant to refuse.)
-        if method.as_deref() == Some("ping") && !matches!(ex.probe, Probe::Http { .. }) {
+        if method.as_deref() == Some("ping")
+            && ctx.version.rules().ping
+            && !matches!(ex.probe, Probe::Http { .. })
+        {
             findings.push(finding(
                 &MALFORMED_RESPONSE,
                 Severity::Violation,
@@ -72,8 +75,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let Some(result) = response.result() else {
         return findings;
     };
-    let problems = match method.as_deref() {
+    let mut problems = match method.as_deref() {
         Some("initialize") => initialize_result(result),
+        Some("server/discover") => discover_result(result),
         Some("ping") => match result {
             Value::Object(_) => Vec::new(),
             other => vec![format!(
@@ -82,9 +86,21 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             )],
         },
         Some("tools/list") => list_tools_result(result, ctx.version),
-        Some("tools/call") => call_tool_result(result, ctx.version),
+        Some("tools/call") if result.get("resultType").and_then(Value::as_str) != Some("input_required") => {
+            call_tool_result(result, ctx.version)
+        }
         _ => Vec::new(),
     };
+    if ctx.version.rules().result_type && result.is_object() {
+        match result.get("resultType") {
+            Some(Value::String(_)) => {}
+            Some(other) => problems.push(format!("resultType is {}, not a string", kind(other))),
+            None => problems.push(format!(
+                "resultType is missing ({} servers MUST include it in every result)",
+                ctx.version
+            )),
+        }
+    }
     if !problems.is_empty() {
         findings.push(finding(
             &MALFORMED_RESPONSE,
@@ -145,6 +161,22 @@ pub fn initialize_result(result: &Value) -> Vec<String> {
         need_string(info, "name", "serverInfo.", &mut out);
         need_string(info, "version", "serverInfo.", &mut out);
     }
+    out
+}
+
+/// Problems with a `DiscoverResult` (2026-07-28): a `supportedVersions` array of strings and a
+/// `capabilities` object.
+pub fn discover_result(result: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if !result.is_object() {
+        return vec![format!("the result is {}, not an object", kind(result))];
+    }
+    match result.get("supportedVersions") {
+        Some(Value::Array(v)) if v.iter().all(Value::is_string) => {}
+        Some(other) => out.push(format!("supportedVersions is {}, not an array of strings", kind(other))),
+        None => out.push("supportedVersions is missing".into()),
+    }
+    need_object(result, "capabilities", "", &mut out);
     out
 }
 

@@ -17,6 +17,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let Probe::VersionNegotiation { requested } = &ex.probe else {
         return Vec::new();
     };
+    if !ctx.version.rules().handshake {
+        return stateless(ctx, ex, requested);
+    }
     let Some(result) = ex.response().and_then(|r| r.result()) else {
         return Vec::new();
     };
@@ -33,4 +36,49 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         )],
         _ => Vec::new(),
     }
+}
+
+/// 2026-07-28 (`basic/versioning` §Protocol Version Negotiation): a request for a version the
+/// server does not serve MUST get `UnsupportedProtocolVersionError` (-32022) with
+/// `data.supported` and `data.requested`.
+fn stateless(ctx: &Context<'_>, ex: &Exchange, requested: &str) -> Vec<Finding> {
+    let Some(response) = ex.response() else {
+        return Vec::new();
+    };
+    let problem = match response.error() {
+        None => Some(format!(
+            "a request for the unsupported version {requested:?} was served as if supported"
+        )),
+        Some(e) if e.code != -32022 => Some(format!(
+            "a request for the unsupported version {requested:?} got error {} instead of -32022",
+            e.code
+        )),
+        Some(e) => {
+            let data = e.data;
+            let supported = data
+                .and_then(|d| d.get("supported"))
+                .is_some_and(Value::is_array);
+            let echoed = data
+                .and_then(|d| d.get("requested"))
+                .and_then(Value::as_str)
+                == Some(requested);
+            (!supported || !echoed).then(|| {
+                "the -32022 error lacks data.supported (an array) or data.requested".to_owned()
+            })
+        }
+    };
+    problem
+        .map(|p| {
+            vec![
+                finding(
+                    &INITIALIZE_VERSION,
+                    Severity::Violation,
+                    ctx,
+                    ex,
+                    format!("{p}; an unsupported version MUST get -32022 with data.supported and data.requested"),
+                )
+                .with_spec_page("basic/versioning"),
+            ]
+        })
+        .unwrap_or_default()
 }

@@ -123,6 +123,9 @@ pub struct Session {
     config: ClientConfig,
     next_id: i64,
     negotiated: Option<Negotiated>,
+    /// Ids whose responses are no longer awaited (fences of exchanges that ended early,
+    /// requests that timed out).
+    stale: std::collections::HashSet<RequestId>,
 }
 
 impl Session {
@@ -133,6 +136,7 @@ impl Session {
             config,
             next_id: 1,
             negotiated: None,
+            stale: std::collections::HashSet::new(),
         }
     }
 
@@ -386,25 +390,31 @@ impl Session {
             Expect::Response { id, .. } => Some(format!("mcp-chaos-{id}")),
             Expect::Fenced => None,
         };
-        loop {
+        // The answer, when it came before the fence's response (which is still awaited, so
+        // that it cannot land in the next exchange).
+        let mut answered: Option<usize> = None;
+        let outcome = loop {
             let until = match (fenced_at, gone_at) {
                 (_, Some(t)) => t + Duration::from_millis(500),
                 (Some(t), None) => t + self.config.grace,
                 (None, None) => deadline,
             };
             let Some(event) = self.transport.recv(until).await else {
+                if let Some(index) = answered {
+                    break Outcome::Answered { index };
+                }
                 if gone_at.is_some() {
-                    return Outcome::Gone(exited.or_else(|| self.transport.has_exited()));
+                    break Outcome::Gone(exited.or_else(|| self.transport.has_exited()));
                 }
                 if fenced_at.is_some() {
-                    return match expect {
+                    break match expect {
                         Expect::Fenced => Outcome::Fenced,
                         // Fenced only because a mismatched response came: still unanswered.
                         Expect::Response { .. } => Outcome::NoAnswer,
                     };
                 }
                 if Instant::now() >= until {
-                    return Outcome::NoAnswer;
+                    break Outcome::NoAnswer;
                 }
                 // The event stream ended without an exit event yet; poll briefly.
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -413,7 +423,7 @@ impl Session {
                         at_ms: ms_since(started),
                         item: ReceivedItem::Exited(status.clone()),
                     });
-                    return Outcome::Gone(Some(status));
+                    break Outcome::Gone(Some(status));
                 }
                 continue;
             };
@@ -430,7 +440,7 @@ impl Session {
                     at_ms,
                     item: ReceivedItem::Http(info.clone()),
                 });
-                return match expect {
+                break match expect {
                     _ if failed => Outcome::SendFailed(error),
                     Expect::Fenced => Outcome::Fenced,
                     Expect::Response { .. } => Outcome::NoAnswer,
@@ -443,6 +453,9 @@ impl Session {
             {
                 fenced_at = Some(Instant::now());
                 fence = None;
+                if let Some(index) = answered {
+                    break Outcome::Answered { index };
+                }
                 continue;
             }
             let Some(item) = self.absorb(event).await else {
@@ -487,10 +500,14 @@ impl Session {
             }
             received.push(Received { at_ms, item });
             if answers {
-                return Outcome::Answered { index };
+                if fence.is_none() {
+                    break Outcome::Answered { index };
+                }
+                answered.get_or_insert(index);
+                continue;
             }
             if exited.is_some() && closed {
-                return Outcome::Gone(exited);
+                break Outcome::Gone(exited);
             }
             if mismatched {
                 // A response that answers nothing we sent: most likely our answer with a wrong
@@ -500,13 +517,33 @@ impl Session {
                     fence = Some(id);
                 }
             }
+        };
+        // Responses that may still come for this exchange (its fence, or a request that timed
+        // out) are dropped when they arrive later, instead of being blamed on another probe.
+        if let Some(id) = fence {
+            self.stale.insert(id);
         }
+        if let (Outcome::NoAnswer, Expect::Response { id, .. }) = (&outcome, expect) {
+            self.stale.insert(id.clone());
+        }
+        outcome
     }
 
     /// Turns a transport event into a received item, answering server-to-client requests on
     /// the way. Returns `None` for nothing worth recording.
     async fn absorb(&mut self, event: TransportEvent) -> Option<ReceivedItem> {
         match event {
+            TransportEvent::Frame(frame)
+                if matches!(&frame.message, Ok(Message::Response(r))
+                    if r.id().id().is_some_and(|id| self.stale.contains(id))) =>
+            {
+                if let Ok(Message::Response(r)) = &frame.message
+                    && let Some(id) = r.id().id()
+                {
+                    self.stale.remove(id);
+                }
+                None
+            }
             TransportEvent::Frame(frame) => {
                 if let Ok(Message::Request(request)) = &frame.message {
                     let reply = answer_server_request(request.id(), request.method());
