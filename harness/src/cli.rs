@@ -179,6 +179,11 @@ struct CommonArgs {
     #[arg(long)]
     skip_version_probe: bool,
 
+    /// Skip the transport-chaos probes (concurrent and duplicate-id requests, pipelined and
+    /// split writes, ping during a slow call, cancellation, disconnect, large requests).
+    #[arg(long)]
+    skip_chaos: bool,
+
     /// Start a fake upstream on 127.0.0.1 and pass its base URL to the server in this
     /// environment variable (repeatable). Each tool that calls it is then called once per
     /// fault profile (--faults).
@@ -410,6 +415,7 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.protocol_probes = !args.skip_probes;
     config.tool_calls = !args.skip_tool_calls;
     config.version_probe = !args.skip_version_probe;
+    config.transport_chaos = !args.skip_chaos;
     config.max_restarts = args.max_restarts;
     config.faults.upstream_env.clone_from(&args.upstream_env);
     config.faults.proxy = args.proxy;

@@ -7,6 +7,7 @@
 
 pub mod actionable;
 pub mod business_failure;
+pub mod chaos;
 pub mod deadline;
 pub mod error_codes;
 pub mod http;
@@ -134,6 +135,7 @@ pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     findings.extend(structured::check(ctx, ex));
     findings.extend(deadline::check(ctx, ex));
     findings.extend(http::check(ctx, ex));
+    findings.extend(chaos::check(ctx, ex));
     findings
 }
 

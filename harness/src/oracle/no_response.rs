@@ -23,7 +23,17 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         )]
     };
     match (&ex.probe, &ex.expect, &ex.outcome) {
-        (Probe::Liveness | Probe::Http { .. }, _, _) => Vec::new(),
+        (
+            Probe::Liveness
+            | Probe::Http { .. }
+            | Probe::PingDuringCall { .. }
+            | Probe::CancelledCall { .. }
+            | Probe::Disconnected { .. }
+            | Probe::DuplicateId
+            | Probe::LargeRequest { .. },
+            _,
+            _,
+        ) => Vec::new(),
         (_, _, Outcome::Gone(_) | Outcome::SendFailed(_)) => Vec::new(),
         // The server answered with a frame too large to accept: judged by oversize-frame.
         _ if ex.received[ex.preceding..]

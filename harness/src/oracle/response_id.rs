@@ -31,7 +31,13 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 ),
                 _ => continue,
             };
+            let kind = match rid {
+                ResponseId::Id(other) if same_value_other_type(id, other) => "retyped",
+                ResponseId::Id(_) => "unknown",
+                _ => "null",
+            };
             let mut f = finding(&RESPONSE_ID_MISMATCH, Severity::Violation, ctx, ex, message);
+            f.group = Some(format!("{}|{kind}", ex.probe.label()));
             f.response = Some(super::safe_excerpt(&frame.raw));
             findings.push(f);
             break;

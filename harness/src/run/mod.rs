@@ -4,6 +4,7 @@
 //! the final [`Report`].
 
 pub mod args;
+mod chaos;
 pub mod faults;
 
 use std::time::{Duration, Instant};
@@ -111,6 +112,8 @@ pub struct RunConfig {
     pub tool_calls: bool,
     /// Probe version negotiation with a bogus version (needs one extra server start).
     pub version_probe: bool,
+    /// Run the transport-chaos probes (concurrency, cancellation, disconnects, large frames).
+    pub transport_chaos: bool,
     /// How many times a server that died is restarted before the run gives up.
     pub max_restarts: u32,
     /// The URL given to URL-typed tool arguments (when no fake upstream takes them).
@@ -134,6 +137,7 @@ impl RunConfig {
             protocol_probes: true,
             tool_calls: true,
             version_probe: true,
+            transport_chaos: true,
             max_restarts: 10,
             url: args::CLOSED_LOOPBACK_URL.to_owned(),
             faults: faults::FaultPlan {
@@ -901,6 +905,17 @@ impl Campaign<'_> {
                     }
                 }
             }
+        }
+        if config.transport_chaos && !self.gave_up {
+            let call = calls.iter().find_map(|s| match s {
+                Step::CallTool { tool, arguments } => Some((tool.clone(), arguments.clone())),
+                _ => None,
+            });
+            let slow = upstream_tools.iter().find_map(|s| match s {
+                Step::CallTool { tool, arguments } => Some((tool.clone(), arguments.clone())),
+                _ => None,
+            });
+            self.transport_chaos(call, slow).await;
         }
         if config.protocol_probes && http && http_session && !self.gave_up {
             // Last, because it ends the session (so no liveness ping follows them).

@@ -74,6 +74,45 @@ pub enum Probe {
     },
     /// A 2026-07-28 request without the required `_meta` fields (MUST get -32602, HTTP 400).
     MissingMeta,
+    /// A liveness request sent while a tool call was in flight (transport chaos).
+    PingDuringCall {
+        /// The tool being called.
+        tool: String,
+        /// How soon the answer is owed, in ms.
+        budget_ms: u64,
+        /// When the call's own response came, in ms after this request was sent (`None`: not
+        /// within the window).
+        call_answered_ms: Option<u64>,
+    },
+    /// A tool call cancelled while in flight (`notifications/cancelled`, or a dropped HTTP
+    /// stream in 2026-07-28).
+    CancelledCall {
+        /// The tool.
+        tool: String,
+    },
+    /// The `notifications/cancelled` itself.
+    Cancel,
+    /// A tool call in flight when the client disconnected.
+    Disconnected {
+        /// The tool.
+        tool: String,
+    },
+    /// One of several requests in flight at once.
+    Concurrent {
+        /// How many were in flight.
+        n: usize,
+    },
+    /// A request that reuses the id of one still in flight (the server must only survive it).
+    DuplicateId,
+    /// Several requests written in one chunk.
+    Pipelined,
+    /// A request written a few bytes at a time.
+    SplitWrites,
+    /// A large request.
+    LargeRequest {
+        /// Its size in bytes.
+        bytes: usize,
+    },
     /// A JSON-RPC batch of requests.
     Batch {
         /// The ids of the requests in the batch.
@@ -104,6 +143,15 @@ impl Probe {
             Probe::Notification { method, .. } => format!("notification {method}"),
             Probe::Http { what } => format!("HTTP: {}", what.label()),
             Probe::MissingMeta => "request without the 2026-07-28 _meta fields".into(),
+            Probe::PingDuringCall { tool, .. } => format!("ping while tools/call {tool} runs"),
+            Probe::CancelledCall { tool } => format!("tools/call {tool}, cancelled"),
+            Probe::Cancel => "notifications/cancelled".into(),
+            Probe::Disconnected { tool } => format!("disconnect during tools/call {tool}"),
+            Probe::Concurrent { n } => format!("one of {n} concurrent requests"),
+            Probe::DuplicateId => "request reusing an in-flight id".into(),
+            Probe::Pipelined => "requests written in one chunk".into(),
+            Probe::SplitWrites => "request written in pieces".into(),
+            Probe::LargeRequest { bytes } => format!("request of {bytes} bytes"),
             Probe::Batch { defined: true, .. } => "batch of requests".into(),
             Probe::Batch { defined: false, .. } => "batch of requests (robustness)".into(),
         }
@@ -114,6 +162,9 @@ impl Probe {
         match self {
             Probe::ToolCall { tool, .. } => Some(tool),
             Probe::UnknownTool { name } => Some(name),
+            Probe::PingDuringCall { tool, .. }
+            | Probe::CancelledCall { tool }
+            | Probe::Disconnected { tool } => Some(tool),
             _ => None,
         }
     }

@@ -8,11 +8,13 @@
 //! answered, so that a dropped frame costs one round trip rather than a full timeout.
 
 mod exchange;
+mod many;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub use many::{Action, Outgoing};
 pub use exchange::{
     Exchange, Expect, FaultContext, HttpProbe, Outcome, Probe, Received, ReceivedItem, Retry,
     UpstreamHit,
@@ -288,6 +290,27 @@ impl Session {
         .await
     }
 
+    /// The frame of a `tools/call` of `name` with `arguments` and request id `id` (with a
+    /// progress token, and `_meta` in a stateless session), for sending without waiting.
+    pub fn call_frame(&self, id: &RequestId, name: &str, arguments: &Value) -> Vec<u8> {
+        let params = self.with_meta(Some(json!({
+            "name": name,
+            "arguments": arguments,
+            "_meta": {"progressToken": format!("mcp-chaos-{id}")},
+        })));
+        wire::to_line(&wire::request(id, "tools/call", params))
+    }
+
+    /// The frame of a liveness request (`ping` or `server/discover`) with request id `id`,
+    /// with `params` (and `_meta` in a stateless session).
+    pub fn liveness_frame(&self, id: &RequestId, params: Option<Value>) -> Vec<u8> {
+        wire::to_line(&wire::request(
+            id,
+            self.liveness_method(),
+            self.with_meta(params),
+        ))
+    }
+
     /// Sends the liveness probe (`ping`, or `server/discover` in 2026-07-28) and waits for its
     /// answer.
     pub async fn liveness(&mut self) -> Exchange {
@@ -531,7 +554,7 @@ impl Session {
 
     /// Turns a transport event into a received item, answering server-to-client requests on
     /// the way. Returns `None` for nothing worth recording.
-    async fn absorb(&mut self, event: TransportEvent) -> Option<ReceivedItem> {
+    pub(crate) async fn absorb(&mut self, event: TransportEvent) -> Option<ReceivedItem> {
         match event {
             TransportEvent::Frame(frame)
                 if matches!(&frame.message, Ok(Message::Response(r))

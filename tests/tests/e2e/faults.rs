@@ -21,6 +21,7 @@ fn fault_run(flaws: &[&str], extra: &[&str]) -> mcp_chaos_tests::ChaosRun {
         "3000",
         "--skip-probes",
         "--skip-version-probe",
+        "--skip-chaos",
         "--seed",
         "42",
     ];

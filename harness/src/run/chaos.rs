@@ -1,0 +1,404 @@
+//! Transport chaos (both transports): what happens when requests overlap, are cancelled,
+//! are interrupted by a disconnect, arrive pipelined or in pieces, or grow large. Failures are
+//! judged by `unresponsive-during-call`, `response-after-cancel`, and the invariants every
+//! exchange meets (`no-response`, `response-id-mismatch`, `server-died`, `not-alive`).
+//!
+//! The probes that need a slow tool call (ping during a call, cancellation, disconnect) run
+//! when a tool calls the fake upstream: the upstream is then made to answer after
+//! [`SLOW_CALL_MS`].
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{Campaign, Event};
+use crate::session::{Action, Exchange, Outcome, Outgoing, Probe, Received, ReceivedItem};
+use crate::transport::{ExitKind, Transport};
+use crate::wire;
+
+/// How long the fake upstream takes to answer during the slow-call probes, in ms.
+pub const SLOW_CALL_MS: u64 = 2_500;
+/// How soon a ping sent during a tool call must be answered, in ms.
+pub const PING_BUDGET_MS: u64 = 1_000;
+/// How many requests the concurrency probe keeps in flight.
+pub const CONCURRENT: usize = 8;
+/// The large-request probe's sizes: doubling from 64 KiB to 16 MiB.
+const LARGE_FROM: usize = 64 * 1024;
+const LARGE_TO: usize = 16 * 1024 * 1024;
+
+impl Campaign<'_> {
+    /// Runs the transport-chaos probes. `call` is a tool and arguments for ordinary calls;
+    /// `slow` one that calls the fake upstream (and can therefore be slowed down).
+    pub(super) async fn transport_chaos(
+        &mut self,
+        call: Option<(String, Value)>,
+        slow: Option<(String, Value)>,
+    ) {
+        self.concurrent(call.as_ref()).await;
+        self.duplicate_ids().await;
+        self.framing().await;
+        if let Some((tool, args)) = &slow {
+            if let Some(inj) = &self.injectors {
+                inj.set_fault(&mcp_chaos_faults::Fault::delay(SLOW_CALL_MS));
+            }
+            self.ping_during_call(tool, args).await;
+            self.cancel_during_call(tool, args).await;
+            self.disconnect_during_call(tool, args).await;
+            if let Some(inj) = &self.injectors {
+                inj.heal();
+            }
+        }
+        self.large_requests().await;
+    }
+
+    fn announce(&mut self, label: &str) -> bool {
+        (self.on_event)(&Event::Step { label });
+        !self.gave_up
+    }
+
+    async fn ensure_session(&mut self) -> bool {
+        self.session.is_some() || self.restart("no server running").await
+    }
+
+    /// Records the exchanges of a group and checks liveness once after them.
+    async fn finish_group(&mut self, exchanges: &[Exchange]) {
+        for ex in exchanges {
+            self.record(ex);
+        }
+        if let Some(last) = exchanges.last() {
+            self.check_liveness(last).await;
+        }
+    }
+
+    async fn concurrent(&mut self, call: Option<&(String, Value)>) {
+        if !self.announce("concurrent requests") || !self.ensure_session().await {
+            return;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let frames: Vec<Outgoing> = (0..CONCURRENT)
+            .map(|_| {
+                let id = session.next_id();
+                let bytes = match call {
+                    Some((tool, args)) => session.call_frame(&id, tool, args),
+                    None => session.liveness_frame(&id, None),
+                };
+                Outgoing::new(
+                    Probe::Concurrent { n: CONCURRENT },
+                    bytes,
+                    vec![id],
+                    Duration::ZERO,
+                )
+            })
+            .collect();
+        let window = session.config().timeout;
+        let exchanges = session.send_many(frames, window).await;
+        self.finish_group(&exchanges).await;
+    }
+
+    async fn duplicate_ids(&mut self) {
+        if !self.announce("duplicate request ids") || !self.ensure_session().await {
+            return;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let id = session.next_id();
+        let frames = (0..2)
+            .map(|_| {
+                Outgoing::new(
+                    Probe::DuplicateId,
+                    session.liveness_frame(&id, None),
+                    Vec::new(),
+                    Duration::ZERO,
+                )
+            })
+            .collect();
+        let exchanges = session.send_many(frames, Duration::from_millis(500)).await;
+        self.finish_group(&exchanges).await;
+    }
+
+    /// Pipelined requests in one write, and one request written in pieces (stdio framing).
+    async fn framing(&mut self) {
+        let stdio = matches!(
+            self.session.as_mut().map(|s| s.transport_mut()),
+            Some(Transport::Stdio(_))
+        );
+        if !stdio || !self.announce("pipelined and split writes") || !self.ensure_session().await
+        {
+            return;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let ids: Vec<_> = (0..3).map(|_| session.next_id()).collect();
+        let mut bytes = Vec::new();
+        for id in &ids {
+            bytes.extend(session.liveness_frame(id, None));
+        }
+        let piece_id = session.next_id();
+        let mut pieces = Outgoing::new(
+            Probe::SplitWrites,
+            session.liveness_frame(&piece_id, None),
+            vec![piece_id],
+            Duration::ZERO,
+        );
+        pieces.action = Action::SendInPieces;
+        let frames = vec![
+            Outgoing::new(Probe::Pipelined, bytes, ids, Duration::ZERO),
+            pieces,
+        ];
+        let window = session.config().timeout;
+        let exchanges = session.send_many(frames, window).await;
+        self.finish_group(&exchanges).await;
+    }
+
+    async fn ping_during_call(&mut self, tool: &str, args: &Value) {
+        if !self.announce("ping during a slow tool call") || !self.ensure_session().await {
+            return;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let call_id = session.next_id();
+        let ping_id = session.next_id();
+        let delay = Duration::from_millis(100);
+        let frames = vec![
+            Outgoing::new(
+                call_probe(tool, args),
+                session.call_frame(&call_id, tool, args),
+                vec![call_id],
+                Duration::ZERO,
+            ),
+            Outgoing::new(
+                Probe::PingDuringCall {
+                    tool: tool.to_owned(),
+                    budget_ms: PING_BUDGET_MS,
+                    call_answered_ms: None,
+                },
+                session.liveness_frame(&ping_id, None),
+                vec![ping_id],
+                delay,
+            ),
+        ];
+        let window = Duration::from_millis(SLOW_CALL_MS) + session.config().timeout;
+        let mut exchanges = session.send_many(frames, window).await;
+        // When did the call end, seen from the ping's send?
+        let call_done = answer_ms(&exchanges[0]);
+        if let Probe::PingDuringCall {
+            call_answered_ms, ..
+        } = &mut exchanges[1].probe
+        {
+            *call_answered_ms = call_done.map(|ms| ms.saturating_sub(100));
+        }
+        self.finish_group(&exchanges).await;
+    }
+
+    async fn cancel_during_call(&mut self, tool: &str, args: &Value) {
+        if !self.announce("cancel a slow tool call") || !self.ensure_session().await {
+            return;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let call_id = session.next_id();
+        let stream_cancel = session.stateless() && session.transport_mut().per_request();
+        let mut frames = vec![Outgoing::new(
+            Probe::CancelledCall {
+                tool: tool.to_owned(),
+            },
+            session.call_frame(&call_id, tool, args),
+            vec![call_id.clone()],
+            Duration::ZERO,
+        )];
+        if stream_cancel {
+            // 2026-07-28 over HTTP: closing the response stream is the cancellation.
+            let mut drop = Outgoing::new(
+                Probe::Cancel,
+                b"(connection closed)".to_vec(),
+                Vec::new(),
+                Duration::from_millis(100),
+            );
+            drop.action = Action::Disconnect;
+            frames.push(drop);
+        } else {
+            let cancel = wire::to_line(&wire::notification(
+                "notifications/cancelled",
+                Some(json!({"requestId": call_id.to_value(), "reason": "mcp-chaos cancellation probe"})),
+            ));
+            frames.push(Outgoing::new(
+                Probe::Cancel,
+                cancel,
+                Vec::new(),
+                Duration::from_millis(100),
+            ));
+        }
+        let window = Duration::from_millis(SLOW_CALL_MS + 1_000);
+        let exchanges = session.send_many(frames, window).await;
+        self.finish_group(&exchanges).await;
+    }
+
+    async fn disconnect_during_call(&mut self, tool: &str, args: &Value) {
+        if !self.announce("disconnect during a slow tool call") || !self.ensure_session().await {
+            return;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return;
+        };
+        let stdio = matches!(session.transport_mut(), Transport::Stdio(_));
+        let call_id = session.next_id();
+        let mut disconnect = Outgoing::new(
+            Probe::Disconnected {
+                tool: tool.to_owned(),
+            },
+            b"(disconnect)".to_vec(),
+            Vec::new(),
+            Duration::from_millis(100),
+        );
+        disconnect.action = Action::Disconnect;
+        let frames = vec![
+            Outgoing::new(
+                Probe::Disconnected {
+                    tool: tool.to_owned(),
+                },
+                session.call_frame(&call_id, tool, args),
+                vec![call_id],
+                Duration::ZERO,
+            ),
+            disconnect,
+        ];
+        let window = if stdio {
+            // Closing stdin ends a stdio session: wait for the server to exit.
+            Duration::from_millis(3_000)
+        } else {
+            Duration::from_millis(500)
+        };
+        let mut exchanges = session.send_many(frames, window).await;
+        if stdio {
+            // The server should exit promptly and cleanly; the next session is a new process.
+            let status = match session.transport_mut() {
+                Transport::Stdio(_) => session.has_exited(),
+                Transport::Http(_) => None,
+            };
+            if let Some(status) = status {
+                exchanges[1].received.push(Received {
+                    at_ms: 0,
+                    item: ReceivedItem::Exited(status),
+                });
+            }
+            exchanges[1].outcome = Outcome::Fenced;
+            for ex in &exchanges {
+                self.record(ex);
+            }
+            if let Some(old) = self.session.take() {
+                let stderr = old.stderr_tail();
+                let status = old.has_exited();
+                old.shutdown().await;
+                self.judge_stdio_disconnect(&exchanges[1], status, &stderr);
+            }
+            self.restart("the disconnect probe closed the server's input").await;
+        } else {
+            self.finish_group(&exchanges).await;
+        }
+    }
+
+    /// A stdio server whose input closes while a call runs should exit cleanly; a crash
+    /// (non-zero status, a signal) is reported as `server-died` (a warning: the spec only asks
+    /// servers to exit promptly on EOF).
+    fn judge_stdio_disconnect(&mut self, ex: &Exchange, status: Option<ExitKind>, stderr: &str) {
+        let crashed = match &status {
+            Some(ExitKind::Code(0)) | None => false,
+            Some(_) => true,
+        };
+        if !crashed {
+            return;
+        }
+        let ctx = self.context();
+        let tail: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+        let tail = tail[tail.len().saturating_sub(4)..].join(" | ");
+        let how = status.map_or_else(String::new, |s| s.to_string());
+        let f = crate::oracle::finding(
+            &crate::finding::SERVER_DIED,
+            crate::finding::Severity::Warning,
+            &ctx,
+            ex,
+            format!(
+                "when its input closed during a tool call the server crashed ({how}) instead of exiting cleanly{}",
+                if tail.is_empty() { String::new() } else { format!("; its stderr ends with: {tail}") }
+            ),
+        );
+        self.add(vec![f]);
+    }
+
+    /// Requests doubling in size up to 16 MiB; after each, liveness. At the first size the
+    /// server does not survive, the size is narrowed down by bisection.
+    async fn large_requests(&mut self) {
+        let mut good = 0usize;
+        let mut bad = None;
+        let mut size = LARGE_FROM;
+        while size <= LARGE_TO {
+            if !self.large_one(size).await {
+                bad = Some(size);
+                break;
+            }
+            good = size;
+            size *= 2;
+        }
+        let Some(mut bad) = bad else { return };
+        for _ in 0..4 {
+            if bad - good <= LARGE_FROM || self.gave_up {
+                break;
+            }
+            let mid = good + (bad - good) / 2;
+            if self.large_one(mid).await {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+    }
+
+    /// Sends one request of about `bytes` bytes; returns whether the server is still alive.
+    async fn large_one(&mut self, bytes: usize) -> bool {
+        if !self.announce(&format!("request of {bytes} bytes")) || !self.ensure_session().await {
+            return true;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return true;
+        };
+        let id = session.next_id();
+        let padding = "x".repeat(bytes.saturating_sub(200));
+        let frame = session.liveness_frame(&id, Some(json!({"_meta": {"mcp-chaos/padding": padding}})));
+        let window = session.config().timeout;
+        let exchanges = session
+            .send_many(
+                vec![Outgoing::new(
+                    Probe::LargeRequest { bytes: frame.len() },
+                    frame,
+                    vec![id],
+                    Duration::ZERO,
+                )],
+                window,
+            )
+            .await;
+        let before = self.summary.restarts;
+        self.finish_group(&exchanges).await;
+        self.summary.restarts == before
+    }
+}
+
+fn call_probe(tool: &str, args: &Value) -> Probe {
+    Probe::ToolCall {
+        tool: tool.to_owned(),
+        arguments: args.clone(),
+    }
+}
+
+/// When the exchange's answer arrived, in ms after its send.
+fn answer_ms(ex: &Exchange) -> Option<u64> {
+    match ex.outcome {
+        Outcome::Answered { index } => ex.received.get(index).map(|r| r.at_ms),
+        _ => None,
+    }
+}
