@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs mcp-chaos against real MCP servers installed from npm and PyPI (server-everything,
-# mcp-server-time, and mcp-server-fetch under upstream faults), and fails if mcp-chaos
+# Runs mcp-chaos against real MCP servers installed from npm and PyPI (server-everything over
+# stdio and Streamable HTTP, mcp-server-time, mcp-server-fetch under upstream faults, and a
+# small Python SDK server over HTTP), and fails if mcp-chaos
 # errors (exit code other than 0 or 1), takes longer than 60 s on a server, or makes fewer
 # exchanges than twice the server's tool count.
 #
@@ -29,14 +30,13 @@ fi
 mkdir -p "$REPORTS"
 
 failures=0
-# check NAME COMMAND [mcp-chaos args...]
+# check NAME TRANSPORT-ARGS... -- [mcp-chaos args...]
 check() {
-  local name="$1" command="$2"; shift 2
+  local name="$1"; shift
   local report="$REPORTS/$name.json" rc=0 start end
-  log "$name: mcp-chaos run --stdio \"$command\" $*"
+  log "$name: mcp-chaos run $*"
   start=$(date +%s)
-  timeout 120 "$MCP_CHAOS_BIN" run --stdio "$command" --clean-env --no-egress \
-    --report-json "$report" "$@" || rc=$?
+  timeout 120 "$MCP_CHAOS_BIN" run --clean-env --no-egress --report-json "$report" "$@" || rc=$?
   end=$(date +%s)
   if (( rc > 1 )); then
     log "FAIL $name: mcp-chaos exited $rc"; failures=$((failures + 1)); return
@@ -64,13 +64,28 @@ PY
 NPM="$DIR/npm/node_modules/@modelcontextprotocol"
 VENV="$DIR/venv"
 
-check everything "node $NPM/server-everything/dist/index.js stdio" \
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+check everything --stdio "node $NPM/server-everything/dist/index.js stdio" \
   --env GZIP_ALLOWED_DOMAINS=127.0.0.1
-check time "$VENV/bin/mcp-server-time --local-timezone=Etc/UTC"
+check time --stdio "$VENV/bin/mcp-server-time --local-timezone=Etc/UTC"
 # mcp-server-fetch refuses loopback and private addresses unless --allow-private-ips;
 # --ignore-robots-txt skips the extra GET /robots.txt before each fetch. --url-args points its
 # `url` argument at the fake upstream, which then serves every fault profile.
-check fetch "$VENV/bin/mcp-server-fetch --allow-private-ips --ignore-robots-txt" --url-args
+check fetch --stdio "$VENV/bin/mcp-server-fetch --allow-private-ips --ignore-robots-txt" --url-args
+
+# server-everything over Streamable HTTP. It binds every interface and has no host option; the
+# preload ci/loopback-only.cjs makes every Node server listen on 127.0.0.1 only.
+port=$(free_port)
+check everything-http --http "http://127.0.0.1:$port/mcp" \
+  --start "node $NPM/server-everything/dist/index.js streamableHttp" \
+  --env "PORT=$port" --env GZIP_ALLOWED_DOMAINS=127.0.0.1 \
+  --env "NODE_OPTIONS=--require $REPO/ci/loopback-only.cjs"
+
+# A small server written with the official Python SDK (mcp 2.x) over Streamable HTTP.
+port=$(free_port)
+check python-http --http "http://127.0.0.1:$port/mcp" \
+  --start "$VENV/bin/python $REPO/ci/servers/py_http_server.py" --env "PORT=$port"
 
 if (( failures > 0 )); then
   log "$failures server check(s) failed"

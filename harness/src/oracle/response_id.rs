@@ -25,10 +25,16 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                         "request id {id} was answered with id {other}, which matches no request"
                     )
                 }
-                ResponseId::Null | ResponseId::Absent if !or_null => format!(
+                // A body too large to parse has no readable id.
+                ResponseId::Null | ResponseId::Absent
+                    if !or_null
+                        && !matches!(ex.probe, crate::session::Probe::LargeRequest { .. }) =>
+                {
+                    format!(
                     "request id {id} was answered with id {rid}, although the id was readable; \
                      null is only for requests whose id cannot be read"
-                ),
+                    )
+                }
                 _ => continue,
             };
             let kind = match rid {

@@ -106,16 +106,18 @@ impl Campaign<'_> {
         };
         let id = session.next_id();
         let frames = (0..2)
-            .map(|_| {
+            .map(|i| {
                 Outgoing::new(
                     Probe::DuplicateId,
                     session.liveness_frame(&id, None),
-                    Vec::new(),
+                    if i == 0 { vec![id.clone()] } else { Vec::new() },
                     Duration::ZERO,
                 )
             })
             .collect();
         let exchanges = session.send_many(frames, Duration::from_millis(500)).await;
+        // A second answer to the reused id may still come; it is no answer to anything else.
+        session.forget(id);
         self.finish_group(&exchanges).await;
     }
 
@@ -332,44 +334,58 @@ impl Campaign<'_> {
     }
 
     /// Requests doubling in size up to 16 MiB; after each, liveness. At the first size the
-    /// server does not survive, the size is narrowed down by bisection.
+    /// server does not survive, the size is narrowed down by bisection, and one finding names
+    /// the smallest size that broke it.
     async fn large_requests(&mut self) {
         let mut good = 0usize;
-        let mut bad = None;
+        let mut worst: Option<(usize, Vec<crate::finding::Finding>)> = None;
         let mut size = LARGE_FROM;
         while size <= LARGE_TO {
-            if !self.large_one(size).await {
-                bad = Some(size);
-                break;
+            match self.large_one(size).await {
+                None => good = size,
+                Some(findings) => {
+                    worst = Some((size, findings));
+                    break;
+                }
             }
-            good = size;
             size *= 2;
         }
-        let Some(mut bad) = bad else { return };
+        let Some((mut bad, mut findings)) = worst else {
+            return;
+        };
         for _ in 0..4 {
             if bad - good <= LARGE_FROM || self.gave_up {
                 break;
             }
             let mid = good + (bad - good) / 2;
-            if self.large_one(mid).await {
-                good = mid;
-            } else {
-                bad = mid;
+            match self.large_one(mid).await {
+                None => good = mid,
+                Some(f) => {
+                    bad = mid;
+                    findings = f;
+                }
             }
         }
+        for f in &mut findings {
+            if good > 0 {
+                f.message = format!("{} (it survived {good} bytes)", f.message);
+            }
+            f.group = Some("large-request".into());
+        }
+        self.add(findings);
     }
 
-    /// Sends one request of about `bytes` bytes; returns whether the server is still alive.
-    async fn large_one(&mut self, bytes: usize) -> bool {
+    /// Sends one request of about `bytes` bytes, then checks liveness; returns the liveness
+    /// findings (not yet recorded) when the server did not survive it, after restarting it.
+    async fn large_one(&mut self, bytes: usize) -> Option<Vec<crate::finding::Finding>> {
         if !self.announce(&format!("request of {bytes} bytes")) || !self.ensure_session().await {
-            return true;
+            return None;
         }
-        let Some(session) = self.session.as_mut() else {
-            return true;
-        };
+        let session = self.session.as_mut()?;
         let id = session.next_id();
         let padding = "x".repeat(bytes.saturating_sub(200));
-        let frame = session.liveness_frame(&id, Some(json!({"_meta": {"mcp-chaos/padding": padding}})));
+        let frame =
+            session.liveness_frame(&id, Some(json!({"_meta": {"mcp-chaos/padding": padding}})));
         let window = session.config().timeout;
         let exchanges = session
             .send_many(
@@ -382,9 +398,20 @@ impl Campaign<'_> {
                 window,
             )
             .await;
-        let before = self.summary.restarts;
-        self.finish_group(&exchanges).await;
-        self.summary.restarts == before
+        let ping = session.liveness().await;
+        let stderr = session.stderr_tail();
+        for ex in &exchanges {
+            self.record(ex);
+        }
+        self.record(&ping);
+        let findings =
+            crate::oracle::liveness::check(&self.context(), &exchanges[0], &ping, &stderr);
+        if findings.is_empty() {
+            return None;
+        }
+        self.restart(&format!("server failed after a request of {bytes} bytes"))
+            .await;
+        Some(findings)
     }
 }
 

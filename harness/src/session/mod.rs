@@ -290,6 +290,12 @@ impl Session {
         .await
     }
 
+    /// Forgets a request id: a response to it that arrives later is dropped instead of being
+    /// taken for a mismatched answer to another request.
+    pub fn forget(&mut self, id: RequestId) {
+        self.stale.insert(id);
+    }
+
     /// The frame of a `tools/call` of `name` with `arguments` and request id `id` (with a
     /// progress token, and `_meta` in a stateless session), for sending without waiting.
     pub fn call_frame(&self, id: &RequestId, name: &str, arguments: &Value) -> Vec<u8> {
