@@ -1,0 +1,5 @@
+//! Benchmarks of the schema-driven generators (filled in below).
+
+fn main() {
+    divan::main();
+}
