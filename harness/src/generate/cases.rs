@@ -142,6 +142,8 @@ enum Make {
 }
 
 const MAX_SITE_DEPTH: usize = 6;
+/// Invalid strings longer than this are built directly (`aaa...`), not through strategies.
+const LONG_STRING: u64 = 4096;
 const MAX_SITES: usize = 400;
 
 fn pointer_of(steps: &[Step]) -> String {
@@ -594,7 +596,9 @@ impl Ctx {
             Kind::TooShort => {
                 let n = s.str.min.checked_sub(1)?;
                 let d = format!("length {n} < minLength {}", s.str.min);
-                let make = if s.str.format.is_some() || !s.str.patterns.is_empty() {
+                let make = if n > LONG_STRING {
+                    Make::Values(vec![Value::String("a".repeat(usize::try_from(n).ok()?))])
+                } else if s.str.format.is_some() || !s.str.patterns.is_empty() {
                     let valid = Self::restricted(s, ty::STR)?;
                     let keep = usize::try_from(n).ok()?;
                     Make::Map(
@@ -616,7 +620,9 @@ impl Ctx {
                 let mx = s.str.max?;
                 let n = mx.checked_add(1)?;
                 let d = format!("length {n} > maxLength {mx}");
-                let make = if s.str.format.is_some() || !s.str.patterns.is_empty() {
+                let make = if n > LONG_STRING {
+                    Make::Values(vec![Value::String("a".repeat(usize::try_from(n).ok()?))])
+                } else if s.str.format.is_some() || !s.str.patterns.is_empty() {
                     let valid = Self::restricted(s, ty::STR)?;
                     let want = usize::try_from(n).ok()?;
                     Make::Map(
@@ -1066,17 +1072,11 @@ impl Ctx {
                     &seed_bytes(idx as u64),
                 ),
             );
-            let mut ok = false;
-            for _ in 0..4 {
-                if let Ok(tree) = checked.new_tree(&mut runner) {
-                    use proptest::strategy::ValueTree;
-                    let (v, viol) = tree.current();
-                    if self.confirms(&v, &viol) {
-                        ok = true;
-                        break;
-                    }
-                }
-            }
+            let ok = checked.new_tree(&mut runner).is_ok_and(|tree| {
+                use proptest::strategy::ValueTree;
+                let (v, viol) = tree.current();
+                self.confirms(&v, &viol)
+            });
             if ok {
                 parts.push(checked.boxed());
             } else {

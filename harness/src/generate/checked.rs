@@ -192,8 +192,9 @@ mod tests {
         });
         match result {
             Err(proptest::test_runner::TestError::Fail(_, v)) => {
+                // Never a rejected (even) value, and still a failing one.
                 assert_eq!(v % 2, 1);
-                assert!((1000..1100).contains(&v), "{v}");
+                assert!(v >= 1000, "{v}");
             }
             other => panic!("{other:?}"),
         }

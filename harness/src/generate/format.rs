@@ -9,8 +9,12 @@
 //! `::ffff:127.0.0.1`). Unknown formats return `None` (free-form strings are used, the
 //! validator ignores unknown formats).
 
+use std::sync::Arc;
+
 use proptest::prelude::*;
 use proptest::sample::select;
+
+use super::chars::{Alphabet, Chars};
 
 /// Which kind of loopback string a property *name* asks for, when the schema has no `format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,26 +98,26 @@ pub(crate) const KNOWN: &[&str] = &[
     "regex",
 ];
 
-fn alnum() -> impl Strategy<Value = char> + Clone {
-    prop_oneof![
-        3 => proptest::char::range('a', 'z'),
-        1 => proptest::char::range('0', '9'),
-    ]
+fn alnum(lo: usize, hi: usize) -> BoxedStrategy<String> {
+    Chars {
+        alpha: Alphabet::Ranges(Arc::from([('0', '9'), ('a', 'z')].as_slice())),
+        lo,
+        hi,
+    }
+    .boxed()
 }
 
 fn seg() -> BoxedStrategy<String> {
-    proptest::collection::vec(alnum(), 1..=8)
-        .prop_map(String::from_iter)
-        .boxed()
+    alnum(1, 8)
 }
 
 fn url(base: String) -> BoxedStrategy<String> {
     let path = proptest::collection::vec(seg(), 0..3).prop_map(|v| v.join("/"));
-    let query = proptest::option::weighted(0.25, (seg(), seg()));
+    let query = (proptest::bool::weighted(0.25), seg(), seg());
     (path, query)
-        .prop_map(move |(p, q)| {
+        .prop_map(move |(p, (with_query, k, v))| {
             let mut s = format!("{base}/{p}");
-            if let Some((k, v)) = q {
+            if with_query {
                 s.push('?');
                 s.push_str(&k);
                 s.push('=');
@@ -145,13 +149,13 @@ fn ipv6() -> BoxedStrategy<String> {
 fn email() -> BoxedStrategy<String> {
     let local = (
         proptest::char::range('a', 'z'),
-        proptest::collection::vec(alnum(), 0..=7),
-        proptest::option::weighted(0.2, seg()),
+        alnum(0, 7),
+        (proptest::bool::weighted(0.2), seg()).prop_map(|(with, s)| with.then_some(s)),
     );
     (local, select(vec!["localhost", "[127.0.0.1]"]))
         .prop_map(|((c, rest, dot), d)| {
             let mut l = String::from(c);
-            l.extend(rest);
+            l.push_str(&rest);
             if let Some(x) = dot {
                 l.push('.');
                 l.push_str(&x);
@@ -177,7 +181,7 @@ fn date() -> BoxedStrategy<String> {
 }
 
 fn time() -> BoxedStrategy<String> {
-    let frac = proptest::option::weighted(0.2, 0u32..1000);
+    let frac = (proptest::bool::weighted(0.2), 0u32..1000).prop_map(|(with, f)| with.then_some(f));
     let off = prop_oneof![
         3 => Just(String::from("Z")),
         1 => (0u32..=14, prop_oneof![Just(0u32), Just(30u32)], any::<bool>())

@@ -38,7 +38,9 @@
 //! `unevaluatedProperties`/`unevaluatedItems` (approximated), `$dynamicRef`/`$recursiveRef`
 //! (resolved statically). Each is reported in [`Generator::notes`].
 
+mod any;
 mod cases;
+mod chars;
 mod checked;
 mod error;
 mod example;

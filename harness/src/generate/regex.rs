@@ -15,12 +15,14 @@
 //! A length solver bends the repetition counts so that `minLength`/`maxLength` are met by
 //! construction in the common cases (one variable-width repetition of fixed-width atoms).
 
-use std::borrow::Cow;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use proptest::prelude::*;
 use proptest::strategy::Union;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
+
+use super::chars::{Alphabet, Chars};
 
 /// ECMA-262 `\s`: WhiteSpace plus LineTerminator, as `regex-syntax` class items.
 const ECMA_WS: &str = r"\t\n\x0B\x0C\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}";
@@ -813,27 +815,6 @@ fn fit(capped: &Rx, orig: &Rx, lo: u64, hi: u64) -> Option<Rx> {
     }
 }
 
-/// Characters for a class: mostly printable ASCII inside the class, sometimes anything in it,
-/// sometimes one of a few troublesome characters that the class admits.
-fn class_char(ranges: &[(char, char)]) -> BoxedStrategy<char> {
-    let rs: Vec<std::ops::RangeInclusive<char>> = ranges.iter().map(|(a, b)| *a..=*b).collect();
-    const SPECIAL: &[char] = &[
-        '\0', ' ', '.', '/', '\\', '\'', '"', '%', '$', '\n', '\u{202E}', '\u{FEFF}', '🕴',
-        '\u{301}',
-    ];
-    let plain = proptest::char::CharStrategy::new(
-        Cow::Borrowed(&[]),
-        Cow::Borrowed(&['a'..='z', 'a'..='z', 'A'..='Z', '0'..='9', ' '..='~']),
-        Cow::Owned(rs.clone()),
-    );
-    let spicy = proptest::char::CharStrategy::new(
-        Cow::Borrowed(SPECIAL),
-        Cow::Borrowed(&[]),
-        Cow::Owned(rs),
-    );
-    Union::new_weighted(vec![(7, plain.boxed()), (1, spicy.boxed())]).boxed()
-}
-
 /// The proptest strategy for `rx`. Unbounded repetitions must have been capped first
 /// ([`fit_length`] does it).
 pub(crate) fn strategy(rx: &Rx) -> BoxedStrategy<String> {
@@ -841,16 +822,24 @@ pub(crate) fn strategy(rx: &Rx) -> BoxedStrategy<String> {
         Rx::Empty => Just(String::new()).boxed(),
         Rx::Lit(s) => Just(s.clone()).boxed(),
         Rx::Class(r) if r.is_empty() => Just(String::new()).boxed(),
-        Rx::Class(r) => class_char(r).prop_map(String::from).boxed(),
+        Rx::Class(r) => Chars {
+            alpha: Alphabet::Ranges(Arc::from(r.as_slice())),
+            lo: 1,
+            hi: 1,
+        }
+        .boxed(),
         Rx::Rep { min, max, sub } => {
             let lo = *min as usize;
             let hi = max.map_or(lo + REP_SOFT as usize, |m| m as usize).max(lo);
             if let Rx::Class(r) = sub.as_ref()
                 && !r.is_empty()
             {
-                proptest::collection::vec(class_char(r), lo..=hi)
-                    .prop_map(|v| v.into_iter().collect::<String>())
-                    .boxed()
+                Chars {
+                    alpha: Alphabet::Ranges(Arc::from(r.as_slice())),
+                    lo,
+                    hi,
+                }
+                .boxed()
             } else {
                 proptest::collection::vec(strategy(sub), lo..=hi)
                     .prop_map(|v| v.concat())

@@ -109,7 +109,10 @@ fn urls_safe(s: &str) -> bool {
             .iter()
             .any(|x| x.eq_ignore_ascii_case(scheme));
         if !scheme.is_empty() && (slashes >= 2 || (special && !after.is_empty())) {
-            let auth = &after[slashes..];
+            // Special schemes skip any run of slashes before the host (WHATWG URL parsing);
+            // others (`file:///x`) have exactly `//` before a possibly empty authority.
+            let skip = if special { slashes } else { 2 };
+            let auth = &after[skip..];
             if !authority_safe(auth) {
                 return false;
             }
@@ -261,6 +264,8 @@ mod tests {
             "2001:db8::1",
             "http://127.0.0.1.evil.com/",
             "http://localhost@evil.com/",
+            "http:///evil.com/",
+            "file://evil.com/share",
         ] {
             assert!(!is_safe_str(s), "{s}");
         }

@@ -13,6 +13,8 @@ use proptest::sample::select;
 use proptest::strategy::Union;
 use serde_json::{Map, Value};
 
+use super::any::AnyJson;
+use super::chars::{Alphabet, Chars};
 use super::checked::{Checked, OnExhaust};
 use super::format::{self, Hint};
 use super::hostile;
@@ -72,6 +74,9 @@ impl Ctx {
     /// The strategy of one shape (with its local filter when it has non-constructed
     /// keywords).
     pub fn shape(&self, s: &Shape) -> Option<S> {
+        if s.is_any() && s.seeds.is_empty() && s.hint.is_none() {
+            return Some(self.any_json());
+        }
         let base = if let Some(e) = &s.enumeration {
             if e.is_empty() {
                 return None;
@@ -209,30 +214,6 @@ impl Ctx {
         )
     }
 
-    /// Free-form characters: mostly alphanumeric, some printable ASCII, a few troublesome
-    /// ones, rarely anything.
-    fn free_char() -> BoxedStrategy<char> {
-        const SPECIAL: &[char] = &[
-            '\0', '\n', '\r', '\t', '"', '\'', '\\', '/', '<', '%', '$', '{', '\u{202E}',
-            '\u{FEFF}', '\u{301}', '🕴', 'é', 'ß', '中',
-        ];
-        Union::new_weighted(vec![
-            (
-                10,
-                prop_oneof![
-                    4 => proptest::char::range('a', 'z'),
-                    1 => proptest::char::range('A', 'Z'),
-                    1 => proptest::char::range('0', '9'),
-                ]
-                .boxed(),
-            ),
-            (3, proptest::char::range(' ', '~').boxed()),
-            (1, select(SPECIAL).boxed()),
-            (1, any::<char>().boxed()),
-        ])
-        .boxed()
-    }
-
     /// Free-form strings of `min..=max` chars (max soft-capped), hostile ones mixed in.
     pub fn free_string(&self, min: u64, max: Option<u64>) -> BoxedStrategy<String> {
         let hi = max
@@ -240,9 +221,12 @@ impl Ctx {
             .min(min.saturating_add(self.opts.max_string_len));
         let lo = usize::try_from(min).unwrap_or(usize::MAX);
         let hi = usize::try_from(hi).unwrap_or(usize::MAX).max(lo);
-        let base = proptest::collection::vec(Self::free_char(), lo..=hi)
-            .prop_map(String::from_iter)
-            .boxed();
+        let base = Chars {
+            alpha: Alphabet::Free,
+            lo,
+            hi,
+        }
+        .boxed();
         if self.opts.hostile
             && let Some(h) = hostile::fitting(min, max.unwrap_or(u64::MAX))
         {
@@ -415,12 +399,8 @@ impl Ctx {
         )
     }
 
-    fn key_strategy(&self, s: &Shape) -> BoxedStrategy<Option<String>> {
-        if let Some(names) = s.obj.names.as_deref()
-            && let Some(st) = self.node(names)
-        {
-            return st.prop_map(|v| v.as_str().map(str::to_string)).boxed();
-        }
+    /// Short identifier-like keys (`a`, `x_1b`).
+    fn plain_key() -> BoxedStrategy<String> {
         (
             proptest::char::range('a', 'z'),
             proptest::collection::vec(
@@ -435,9 +415,18 @@ impl Ctx {
             .prop_map(|(c, rest)| {
                 let mut k = String::from(c);
                 k.extend(rest);
-                Some(k)
+                k
             })
             .boxed()
+    }
+
+    fn key_strategy(&self, s: &Shape) -> BoxedStrategy<Option<String>> {
+        if let Some(names) = s.obj.names.as_deref()
+            && let Some(st) = self.node(names)
+        {
+            return st.prop_map(|v| v.as_str().map(str::to_string)).boxed();
+        }
+        Self::plain_key().prop_map(Some).boxed()
     }
 
     #[expect(
@@ -450,7 +439,6 @@ impl Ctx {
         // Optional properties: (name, presence, value); the value is always generated so a
         // dependentRequired trigger can pull it in.
         let mut optional: Vec<(String, S)> = Vec::new();
-        let dep_targets: Vec<&String> = o.dep_req.iter().flat_map(|(_, d)| d.iter()).collect();
         for (name, node) in &o.props {
             let is_req = o.required.contains(name);
             if node.is_never() {
@@ -468,9 +456,7 @@ impl Ctx {
             }
         }
         let declared: Vec<String> = o.props.iter().map(|(k, _)| k.clone()).collect();
-        let n_opt = optional.len();
         let opt_names: Vec<String> = optional.iter().map(|(k, _)| k.clone()).collect();
-        let opt_is_dep: Vec<bool> = opt_names.iter().map(|k| dep_targets.contains(&k)).collect();
         let req_names: Vec<String> = required.iter().map(|(k, _)| k.clone()).collect();
         let req_vals: Vec<S> = required.into_iter().map(|(_, s)| s).collect();
         let opt_vals: Vec<BoxedStrategy<(bool, Value)>> = optional
@@ -497,11 +483,19 @@ impl Ctx {
             Some(n) => self.node(n),
         };
         let extras: BoxedStrategy<Vec<(Option<String>, Value)>> = match extra_val {
-            Some(v) if max_extra > 0 => proptest::collection::vec(
-                (self.key_strategy(s), v),
-                usize::try_from(min_extra).ok()?..=usize::try_from(max_extra).ok()?,
-            )
-            .boxed(),
+            Some(v) if max_extra > 0 => {
+                let some = proptest::collection::vec(
+                    (self.key_strategy(s), v),
+                    usize::try_from(min_extra.max(1)).ok()?..=usize::try_from(max_extra).ok()?,
+                )
+                .boxed();
+                if min_extra == 0 {
+                    // Usually none: undeclared members are noise for most servers.
+                    Union::new_weighted(vec![(3, Just(Vec::new()).boxed()), (1, some)]).boxed()
+                } else {
+                    some
+                }
+            }
             _ => Just(Vec::new()).boxed(),
         };
         // One optional member per patternProperties entry.
@@ -547,13 +541,11 @@ impl Ctx {
                             }
                         }
                     }
-                    let _ = &opt_is_dep;
                     let mut m = Map::new();
                     let mut req = req.into_iter();
                     let mut opt = opt.into_iter().zip(present);
                     for name in &declared {
-                        if let Some(i) = req_names.iter().position(|n| n == name) {
-                            let _ = i;
+                        if req_names.contains(name) {
                             if let Some(v) = req.next() {
                                 m.insert(name.clone(), v);
                             }
@@ -591,7 +583,6 @@ impl Ctx {
                             }
                         }
                     }
-                    let _ = n_opt;
                     Value::Object(m)
                 })
                 .boxed(),
@@ -600,25 +591,6 @@ impl Ctx {
 
     /// Arbitrary JSON (for unconstrained positions): shallow, small, shrinking to `null`.
     pub fn any_json(&self) -> S {
-        let strings = self.free_string(0, Some(12)).prop_map(Value::String);
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            IntStrategy {
-                lo: -1000,
-                hi: 1000
-            }
-            .prop_map(int_value),
-            FloatStrategy { lo: -1e6, hi: 1e6 }.prop_map(float_value),
-            strings,
-        ];
-        leaf.prop_recursive(2, 8, 3, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..=3).prop_map(Value::Array),
-                proptest::collection::vec(("[a-z]{1,6}", inner), 0..=3)
-                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
-            ]
-        })
-        .boxed()
+        AnyJson { depth: 2 }.boxed()
     }
 }
