@@ -39,8 +39,8 @@ impl Ctx {
                 continue;
             }
             let v = match bit {
-                ty::NULL => (variant == 0).then_some(Value::Null),
-                ty::BOOL => (variant < 2).then_some(Value::Bool(variant == 1)),
+                ty::NULL => Some(Value::Null),
+                ty::BOOL => Some(Value::Bool(variant % 2 == 1)),
                 ty::INT => self.ex_int(s, variant),
                 ty::FRAC => self.ex_frac(s, variant),
                 ty::STR => self.ex_string(s, None, variant).map(Value::String),

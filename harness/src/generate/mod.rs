@@ -367,3 +367,6 @@ pub fn boundary(schema: &Value, opts: &GenOptions) -> Result<Vec<Case>, GenError
 pub fn example(schema: &Value, opts: &GenOptions) -> Result<Value, GenError> {
     Generator::new(schema, opts)?.example()
 }
+
+#[cfg(test)]
+mod tests;
