@@ -191,12 +191,8 @@ impl Strategy for FloatStrategy {
         let pick: u32 = runner.rng().random_range(0..100);
         let uniform = |runner: &mut TestRunner| {
             let u: f64 = runner.rng().random();
-            let span = hi - lo;
-            if span.is_finite() {
-                lo + u * span
-            } else {
-                lo / 2.0 + u * (hi / 2.0 - lo / 2.0) * 2.0
-            }
+            // Interpolate without forming `hi - lo`, which overflows for the full f64 range.
+            lo * (1.0 - u) + hi * u
         };
         let mut start = if pick < 40 {
             let k: i64 = runner.rng().random_range(-10_000..=10_000);

@@ -199,6 +199,28 @@ fn ip_safe(s: &str) -> bool {
     true
 }
 
+/// Replaces the authority (`host[:port]`, with any userinfo) of every `scheme://authority`
+/// in `s` by the authority of `base` (a loopback URL base), so a pattern-generated URL points
+/// at loopback.
+pub(crate) fn loopback_rewrite(s: &str, base: &str) -> String {
+    let base_auth = base.split_once("://").map_or("127.0.0.1:9", |(_, rest)| {
+        rest.split(['/', '?', '#']).next().unwrap_or("127.0.0.1:9")
+    });
+    let mut out = String::with_capacity(s.len() + base_auth.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("://") {
+        out.push_str(&rest[..i + 3]);
+        let after = &rest[i + 3..];
+        let end = after
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(after.len());
+        out.push_str(base_auth);
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Validates and normalises a URL base: `http(s)://loopback[:port][/path]`, returned without
 /// a trailing slash.
 pub(crate) fn check_url_base(base: &str) -> Option<String> {
@@ -288,6 +310,15 @@ mod tests {
         ] {
             assert!(!is_safe_str(s), "{s}");
         }
+    }
+
+    #[test]
+    fn rewrite() {
+        assert_eq!(
+            loopback_rewrite("https://api.x.com:8/v1?q", "http://127.0.0.1:9"),
+            "https://127.0.0.1:9/v1?q"
+        );
+        assert_eq!(loopback_rewrite("no url", "http://[::1]:1/p"), "no url");
     }
 
     #[test]

@@ -242,10 +242,23 @@ impl Ctx {
             let n = x.chars().count() as u64;
             n >= min && max.is_none_or(|m| n <= m)
         };
+        // A URL-ish string with a pattern: loopback URLs that match it, if there are any;
+        // else pattern-shaped URLs moved to loopback (below).
+        let url_like = s.hint == Some(Hint::Url)
+            || s.str.format.as_deref().is_some_and(|f| {
+                matches!(f, "uri" | "uri-reference" | "iri" | "iri-reference" | "url")
+            });
         if let Some(f) = &s.str.format
+            && (!url_like || s.str.patterns.is_empty())
             && let Some(st) = format::strategy(f, &self.base)
         {
             return st.prop_map(Value::String).boxed();
+        }
+        if url_like
+            && !s.str.patterns.is_empty()
+            && let Some(st) = self.url_matching(s)
+        {
+            return st;
         }
         if let Some(p) = s.str.patterns.first()
             && let Ok(pat) = self.pattern(p)
@@ -257,6 +270,27 @@ impl Ctx {
                 self.opts.max_string_len,
             )
             .unwrap_or_else(|| pat.rx.clone());
+            if url_like {
+                // Pattern-shaped URLs, their host moved to loopback, kept if they still match.
+                let base = self.base.clone();
+                let st = regex::strategy(&rx)
+                    .prop_map(move |x| Value::String(super::safety::loopback_rewrite(&x, &base)))
+                    .boxed();
+                let vals = Arc::clone(&self.vals);
+                let patterns = s.str.patterns.clone();
+                return Checked::new(
+                    st,
+                    Arc::new(move |v: &Value| {
+                        v.as_str().is_some_and(|x| {
+                            patterns.iter().all(|p| vals.matches(p, x) != Some(false))
+                        })
+                    }),
+                    self.opts.filter_budget,
+                    OnExhaust::Soft,
+                    "pattern URL on loopback",
+                )
+                .boxed();
+            }
             let st = regex::strategy(&rx).prop_map(Value::String).boxed();
             // A host/IP-named property with a pattern must still stay on loopback.
             return match s.hint {
@@ -294,6 +328,40 @@ impl Ctx {
             };
         }
         self.free_string(min, max).prop_map(Value::String).boxed()
+    }
+
+    /// Loopback URLs filtered by the shape's patterns and lengths; `None` when a short
+    /// deterministic probe finds none.
+    fn url_matching(&self, s: &Shape) -> Option<S> {
+        let vals = Arc::clone(&self.vals);
+        let patterns = s.str.patterns.clone();
+        let (min, max) = (s.str.min, s.str.max);
+        let pred: super::checked::Pred<Value> = Arc::new(move |v: &Value| {
+            v.as_str().is_some_and(|x| {
+                let n = x.chars().count() as u64;
+                n >= min
+                    && max.is_none_or(|m| n <= m)
+                    && patterns.iter().all(|p| vals.matches(p, x) != Some(false))
+            })
+        });
+        let st = format::hint_strategy(Hint::Url, &self.base)
+            .prop_map(Value::String)
+            .boxed();
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let found = (0..32).any(|_| {
+            st.new_tree(&mut runner)
+                .is_ok_and(|t| pred(&proptest::strategy::ValueTree::current(&t)))
+        });
+        found.then(|| {
+            Checked::new(
+                st,
+                pred,
+                self.opts.filter_budget,
+                OnExhaust::Soft,
+                "loopback URL matching pattern",
+            )
+            .boxed()
+        })
     }
 
     fn array(&self, s: &Shape) -> Option<S> {

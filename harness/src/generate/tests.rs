@@ -31,6 +31,18 @@ fn values_with(schema: &Value, n: usize, opts: &GenOptions) -> Vec<Value> {
         .collect()
 }
 
+/// A URL under one of the default base's loopback spellings.
+fn default_base_url(s: &str) -> bool {
+    [
+        "http://127.0.0.1:9/",
+        "https://127.0.0.1:9/",
+        "http://localhost:9/",
+        "http://[::1]:9/",
+    ]
+    .iter()
+    .any(|b| s.starts_with(b))
+}
+
 fn strings(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::String(s) => out.push(s.clone()),
@@ -247,7 +259,7 @@ fn formats_are_valid_and_loopback() {
             assert!(is_safe_str(s), "{f}: {s}");
             match f {
                 "uri" | "url" | "iri" | "uri-reference" | "iri-reference" => {
-                    assert!(s.starts_with("http://127.0.0.1:9/"), "{f}: {s}");
+                    assert!(default_base_url(s), "{f}: {s}");
                 }
                 "hostname" | "idn-hostname" => assert!(is_loopback_host(s), "{s}"),
                 "ipv4" => assert!(s.starts_with("127."), "{s}"),
@@ -547,11 +559,7 @@ fn loopback_only_even_with_public_defaults() {
     for v in &vs {
         strings(v, &mut all);
         for k in ["url", "endpoint", "site"] {
-            assert!(
-                v[k].as_str()
-                    .is_some_and(|x| x.starts_with("http://127.0.0.1:9/")),
-                "{k}: {v}"
-            );
+            assert!(v[k].as_str().is_some_and(default_base_url), "{k}: {v}");
         }
         assert_eq!(v["mirror"], json!("http://localhost:1/m"));
         if let Some(h) = v.get("host") {
@@ -813,4 +821,44 @@ fn example_is_small_and_deterministic() {
         example(&json!({"type": "string", "format": "uri"}), &opts).expect("example"),
         json!("http://127.0.0.1:9/")
     );
+}
+
+#[test]
+fn url_properties_with_patterns_stay_on_loopback() {
+    let s = json!({"type": "object", "properties": {
+        "url": {"type": "string", "pattern": "^https://"},
+        "site": {"type": "string", "format": "uri", "pattern": "^https?://[^/]+/v1/"}}, "required": ["url", "site"]});
+    for v in values(&s, 300) {
+        assert!(
+            v["url"]
+                .as_str()
+                .is_some_and(|x| x.starts_with("https://127.0.0.1:9/")),
+            "{v}"
+        );
+        assert!(
+            v["site"].as_str().is_some_and(|x| x.contains("/v1/")),
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn generator_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Generator>();
+    assert_send_sync::<GenError>();
+    assert_send_sync::<Violation>();
+}
+
+#[test]
+fn moderately_deep_schema_works_on_a_test_thread() {
+    let mut deep = json!({"type": "string", "minLength": 1});
+    for _ in 0..40 {
+        deep = json!({"type": "object", "properties": {"a": deep}, "required": ["a"]});
+    }
+    let vs = values(&deep, 20);
+    assert!(vs.iter().all(|v| depth_of(v) >= 40));
+    let g = generator(&deep);
+    assert!(!g.boundary().expect("boundary").is_empty());
+    let _ = g.invalid().expect("invalid");
 }
