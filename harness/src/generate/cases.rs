@@ -570,7 +570,11 @@ impl Ctx {
                     && im > 1
                 {
                     let (lo, hi) = s.int_range();
-                    let k = 0i128.clamp(super::ir::div_ceil(lo, im), super::ir::div_floor(hi, im));
+                    let k = super::num::clamp_i(
+                        0,
+                        super::ir::div_ceil(lo, im),
+                        super::ir::div_floor(hi, im),
+                    );
                     for v in [k * im + 1, k * im - 1, (k + 1) * im + 1] {
                         if (lo..=hi).contains(&v) {
                             vals.push(int_value(v));
@@ -578,7 +582,7 @@ impl Ctx {
                     }
                 } else {
                     let (lo, hi) = s.float_range();
-                    let k = (0f64.clamp(lo, hi) / m).ceil();
+                    let k = (super::num::clamp_f(0.0, lo, hi) / m).ceil();
                     for x in [(k + 0.5) * m, (k - 0.5) * m, (k + 1.5) * m] {
                         if x >= lo && x <= hi {
                             vals.push(float_value(x));
@@ -1039,7 +1043,9 @@ impl Ctx {
         root: &Node,
         notes: &mut Vec<Note>,
     ) -> Result<BoxedStrategy<(Value, Violation)>, GenError> {
-        let mut parts: Vec<BoxedStrategy<(Value, Violation)>> = Vec::new();
+        // Every property has a wrong-type and a null site; weight them down so the other
+        // constraints get their share.
+        let mut parts: Vec<(u32, BoxedStrategy<(Value, Violation)>)> = Vec::new();
         for (idx, site) in self.sites(root, false).into_iter().enumerate() {
             let Some(st) = self.site_strat(root, &site.alts, &site.steps, &site.kind) else {
                 continue;
@@ -1078,7 +1084,12 @@ impl Ctx {
                 self.confirms(&v, &viol)
             });
             if ok {
-                parts.push(checked.boxed());
+                let w = match site.kind {
+                    Kind::WrongType { root: true } => 4,
+                    Kind::WrongType { .. } | Kind::Null => 1,
+                    _ => 4,
+                };
+                parts.push((w, checked.boxed()));
             } else {
                 notes.push(Note {
                     pointer: pointer_of(&site.steps),
@@ -1095,7 +1106,7 @@ impl Ctx {
         }
         let me = Arc::clone(self);
         Ok(Checked::new(
-            Union::new(parts).boxed(),
+            Union::new_weighted(parts).boxed(),
             Arc::new(move |(v, viol): &(Value, Violation)| me.confirms(v, viol)),
             self.opts.filter_budget,
             OnExhaust::Hard,

@@ -58,6 +58,7 @@ impl Alphabet {
                     _ => Self::any_scalar(runner),
                 }
             }
+            Self::Ranges(r) if r.is_empty() => 'a',
             Self::Ranges(r) => {
                 let roll: u32 = runner.rng().random_range(0..16);
                 if roll == 0 {
@@ -86,7 +87,7 @@ impl Alphabet {
                         return c;
                     }
                 }
-                r[0].0
+                r.first().map_or('a', |x| x.0)
             }
         }
     }

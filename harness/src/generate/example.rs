@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::format;
 use super::ir::{Node, Shape, all_unique, div_ceil, div_floor, json_eq, ty};
-use super::num::{float_value, int_value, mul_decimal};
+use super::num::{clamp_f, clamp_i, float_value, int_value, mul_decimal};
 use super::regex::{fit_length, witness};
 use super::strategy::Ctx;
 
@@ -64,7 +64,7 @@ impl Ctx {
         if klo > khi {
             return None;
         }
-        let k = 0i128.clamp(klo, khi);
+        let k = clamp_i(0, klo, khi);
         let v = i128::try_from(variant).ok()?;
         let k = if k + v <= khi { k + v } else { k - v };
         (k >= klo).then(|| int_value(k * m))
@@ -79,13 +79,13 @@ impl Ctx {
             if klo > khi {
                 return None;
             }
-            let k = 0f64.clamp(klo, khi) + v;
+            let k = clamp_f(0.0, klo, khi) + v;
             let k = if k <= khi { k } else { khi - v };
             return mul_decimal(k as i128, m).map(float_value);
         }
-        let x = (0.5 + v).clamp(lo, hi);
+        let x = clamp_f(0.5 + v, lo, hi);
         let x = if x.fract() == 0.0 && lo < hi {
-            (lo / 2.0 + hi / 2.0).clamp(lo, hi)
+            clamp_f(lo / 2.0 + hi / 2.0, lo, hi)
         } else {
             x
         };

@@ -11,6 +11,19 @@ use proptest::strategy::{NewTree, ValueTree};
 use proptest::test_runner::TestRunner;
 use serde_json::Value;
 
+/// `x` clamped into `lo..=hi`; never panics (an empty range yields `lo`, NaN yields `lo`).
+pub(crate) fn clamp_f(x: f64, lo: f64, hi: f64) -> f64 {
+    if x.is_nan() || lo.is_nan() || hi.is_nan() || lo >= hi {
+        return lo;
+    }
+    x.max(lo).min(hi)
+}
+
+/// `x` clamped into `lo..=hi`; an empty range yields `lo`.
+pub(crate) fn clamp_i(x: i128, lo: i128, hi: i128) -> i128 {
+    if lo >= hi { lo } else { x.max(lo).min(hi) }
+}
+
 /// Binary-search shrinking of an integer toward `target`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct IntTree {
@@ -72,7 +85,7 @@ pub(crate) struct IntStrategy {
 
 impl IntStrategy {
     fn target(&self) -> i128 {
-        0i128.clamp(self.lo, self.hi)
+        clamp_i(0, self.lo, self.hi)
     }
 }
 
@@ -111,7 +124,7 @@ impl Strategy for IntStrategy {
             let sign: bool = runner.rng().random();
             let adj: i128 = runner.rng().random_range(-1..=1);
             let v = (1i128 << p) + adj;
-            (if sign { -v } else { v }).clamp(lo, hi)
+            clamp_i(if sign { -v } else { v }, lo, hi)
         };
         Ok(IntTree::new(t, start))
     }
@@ -187,7 +200,7 @@ impl Strategy for FloatStrategy {
     type Value = f64;
     fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
         let (lo, hi) = (self.lo, self.hi);
-        let t = 0f64.clamp(lo, hi);
+        let t = clamp_f(0.0, lo, hi);
         let pick: u32 = runner.rng().random_range(0..100);
         let uniform = |runner: &mut TestRunner| {
             let u: f64 = runner.rng().random();
@@ -211,15 +224,15 @@ impl Strategy for FloatStrategy {
             } else {
                 1.0
             };
-            (sign * m * 10f64.powi(e)).clamp(lo, hi)
+            clamp_f(sign * m * 10f64.powi(e), lo, hi)
         };
         if !start.is_finite() {
             start = t;
         }
         Ok(FloatTree {
             lo: t,
-            curr: start.clamp(lo, hi),
-            hi: start.clamp(lo, hi),
+            curr: clamp_f(start, lo, hi),
+            hi: clamp_f(start, lo, hi),
             steps: 0,
         })
     }

@@ -189,8 +189,8 @@ impl Ctx {
         }
         let only_frac = s.types & ty::INT == 0;
         if let Some(&m) = s.num.mult.first() {
-            let klo = (lo / m).ceil().clamp(-1e15, 1e15) as i128;
-            let khi = (hi / m).floor().clamp(-1e15, 1e15) as i128;
+            let klo = super::num::clamp_f((lo / m).ceil(), -1e15, 1e15) as i128;
+            let khi = super::num::clamp_f((hi / m).floor(), -1e15, 1e15) as i128;
             if klo > khi {
                 return None;
             }
