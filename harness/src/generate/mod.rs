@@ -12,6 +12,28 @@
 //! - [`example`]: one small deterministic valid value for smoke calls.
 //! - [`hostile_strings`]/[`hostile_raw_json`]: strings that break naive servers.
 //!
+//! ```
+//! use mcp_chaos::generate::{Case, GenOptions, Generator};
+//! use proptest::strategy::{Strategy, ValueTree};
+//! use proptest::test_runner::TestRunner;
+//! use serde_json::json;
+//!
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": {"city": {"type": "string", "minLength": 1}, "days": {"type": "integer", "maximum": 7}},
+//!     "required": ["city"],
+//! });
+//! let g = Generator::new(&schema, &GenOptions::default())?;
+//! let mut runner = TestRunner::deterministic();
+//! let value = g.valid()?.new_tree(&mut runner).expect("a value").current();
+//! assert!(g.is_valid(&value));
+//! let (bad, violation) = g.invalid()?.new_tree(&mut runner).expect("a case").current();
+//! assert!(!g.is_valid(&bad) && g.confirms(&bad, &violation));
+//! assert_eq!(g.example()?, json!({"city": "a"}));
+//! assert!(g.boundary()?.iter().any(|c| matches!(c, Case::Invalid { violation, .. } if violation.keyword == "maximum")));
+//! # Ok::<(), mcp_chaos::generate::GenError>(())
+//! ```
+//!
 //! **Loopback only.** No generated value names a host off this machine: URIs point under
 //! [`GenOptions::url_base`] (default `http://127.0.0.1:9/`), host names are `localhost` or
 //! `127.0.0.1`, e-mail domains are `localhost`/`[127.0.0.1]`, IP addresses are loopback. This
