@@ -480,8 +480,8 @@ impl Ctx {
     }
 
     #[expect(clippy::too_many_lines, reason = "one arm per site kind")]
-    fn local(&self, s: &Shape, kind: &Kind) -> Option<(Make, Option<(String, String)>)> {
-        let viol = |k: &str, d: String| Some((k.to_string(), d));
+    fn local(&self, s: &Shape, kind: &Kind) -> Option<(Make, Option<(String, String, String)>)> {
+        let viol = |k: &str, d: String| Some((k.to_string(), d, String::new()));
         Some(match kind {
             Kind::WrongType { root } => {
                 let mut bad: Vec<Value> = Vec::new();
@@ -690,7 +690,13 @@ impl Ctx {
                 let mut t = Self::unchecked(s, ty::ARR);
                 t.arr.min = n;
                 t.arr.max = Some(n);
-                t.arr.unique = s.arr.unique;
+                // Keep uniqueness unless the item domain is too small for it.
+                t.arr.unique = s.arr.unique
+                    && s.arr
+                        .items
+                        .as_deref()
+                        .and_then(Node::finite_domain)
+                        .is_none_or(|d| d.len() as u64 >= n);
                 (
                     Make::Shape(Box::new(t)),
                     viol("maxItems", format!("{n} items > maxItems {mx}")),
@@ -726,12 +732,17 @@ impl Ctx {
                 t.arr.items = None;
                 t.arr.min = n;
                 t.arr.max = Some(n);
+                let d = format!("{n} items where only {} allowed", n - 1);
+                // 2020-12 `items: false` fails at the extra item itself; draft-07
+                // `additionalItems` at the array.
+                let rel = if s.arr.items_kw == "items" {
+                    format!("/{}", n - 1)
+                } else {
+                    String::new()
+                };
                 (
                     Make::Shape(Box::new(t)),
-                    viol(
-                        s.arr.items_kw,
-                        format!("{n} items where only {} allowed", n - 1),
-                    ),
+                    Some((s.arr.items_kw.to_string(), d, rel)),
                 )
             }
             Kind::MissingRequired(name) => {
@@ -902,9 +913,9 @@ impl Ctx {
         let Some(step) = steps.first() else {
             let (make, viol) = self.local(s, kind)?;
             let st = self.make_strat(&make)?;
-            let viol = viol.map(|(keyword, description)| Violation {
+            let viol = viol.map(|(keyword, description, pointer)| Violation {
                 keyword,
-                pointer: String::new(),
+                pointer,
                 description,
             });
             return Some(
@@ -973,9 +984,9 @@ impl Ctx {
         let Some(step) = steps.first() else {
             let (make, viol) = self.local(s, kind)?;
             let v = self.make_ex(&make)?;
-            let viol = viol.map(|(keyword, description)| Violation {
+            let viol = viol.map(|(keyword, description, pointer)| Violation {
                 keyword,
-                pointer: String::new(),
+                pointer,
                 description,
             });
             let viol = describe(&v, viol);

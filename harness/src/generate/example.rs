@@ -257,7 +257,12 @@ impl Ctx {
         let extra_ok = o.additional.as_deref().is_none_or(|n| !n.is_never());
         let mut k = 0;
         while m.len() < min && extra_ok && k < min + 8 {
-            let key = format!("extra{k}");
+            let key = o
+                .names
+                .as_deref()
+                .and_then(|n| self.ex_node(&n.strings_only(), k + 1))
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_else(|| format!("extra{k}"));
             k += 1;
             if m.contains_key(&key) || o.prop(&key).is_some() {
                 continue;

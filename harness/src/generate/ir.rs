@@ -209,12 +209,54 @@ impl Node {
             .clone()
             .unwrap_or_else(|| Never::unsat("no alternative is satisfiable"))
     }
+    /// The node restricted to strings (for `propertyNames`, which only sees strings).
+    pub fn strings_only(&self) -> Self {
+        let alts: Vec<Shape> = self
+            .alts
+            .iter()
+            .filter(|a| a.types & ty::STR != 0)
+            .map(|a| {
+                let mut b = a.clone();
+                b.types = ty::STR;
+                if let Some(e) = &mut b.enumeration {
+                    e.retain(Value::is_string);
+                }
+                b.seeds.retain(Value::is_string);
+                b
+            })
+            .filter(|a| a.enumeration.as_ref().is_none_or(|e| !e.is_empty()))
+            .collect();
+        Self {
+            never: alts.is_empty().then(|| Never::unsat("no string allowed")),
+            alts,
+        }
+    }
+
     /// A finite list of the node's possible values, if it has one (enums, booleans, null).
     pub fn finite_domain(&self) -> Option<Vec<Value>> {
         let mut out: Vec<Value> = Vec::new();
         for s in &self.alts {
             let vals = if let Some(e) = &s.enumeration {
                 e.clone()
+            } else if s.types & ty::INT != 0
+                && s.types & !(ty::NULL | ty::BOOL | ty::INT) == 0
+                && s.num.mult.is_empty()
+                && !s.needs_check
+            {
+                // Small integer ranges are finite too (plus null/booleans if allowed).
+                let (lo, hi) = s.int_range();
+                if hi < lo || hi - lo >= 64 {
+                    return None;
+                }
+                let mut v: Vec<Value> = (lo..=hi).map(super::num::int_value).collect();
+                if s.types & ty::NULL != 0 {
+                    v.push(Value::Null);
+                }
+                if s.types & ty::BOOL != 0 {
+                    v.push(Value::Bool(false));
+                    v.push(Value::Bool(true));
+                }
+                v
             } else if s.types & !(ty::NULL | ty::BOOL) == 0 {
                 let mut v = Vec::new();
                 if s.types & ty::NULL != 0 {

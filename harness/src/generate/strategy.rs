@@ -490,7 +490,7 @@ impl Ctx {
 
     fn key_strategy(&self, s: &Shape) -> BoxedStrategy<Option<String>> {
         if let Some(names) = s.obj.names.as_deref()
-            && let Some(st) = self.node(names)
+            && let Some(st) = self.node(&names.strings_only())
         {
             return st.prop_map(|v| v.as_str().map(str::to_string)).boxed();
         }
