@@ -131,6 +131,9 @@ pub(crate) struct Site {
     kind: Kind,
 }
 
+/// `(keyword, description, instance pointer relative to the site)`.
+type ViolationParts = (String, String, String);
+
 /// How a local value is made.
 enum Make {
     /// Pick from these (the first is the deterministic choice).
@@ -480,7 +483,7 @@ impl Ctx {
     }
 
     #[expect(clippy::too_many_lines, reason = "one arm per site kind")]
-    fn local(&self, s: &Shape, kind: &Kind) -> Option<(Make, Option<(String, String, String)>)> {
+    fn local(&self, s: &Shape, kind: &Kind) -> Option<(Make, Option<ViolationParts>)> {
         let viol = |k: &str, d: String| Some((k.to_string(), d, String::new()));
         Some(match kind {
             Kind::WrongType { root } => {
