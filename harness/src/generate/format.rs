@@ -5,8 +5,10 @@
 //! `iri-reference`, `url` (not standard, common in MCP servers), `uri-template`, `uuid`,
 //! `json-pointer`, `relative-json-pointer`, `regex`. URIs point under the URL base;
 //! host names are `localhost` or `127.0.0.1`; e-mail domains are `localhost` or
-//! `[127.0.0.1]`; IPv4 addresses are in `127.0.0.0/8`; IPv6 addresses are `::1` (or the mapped
-//! `::ffff:127.0.0.1`). Unknown formats return `None` (free-form strings are used, the
+//! `[127.0.0.1]`; IPv4 addresses are in `127.0.0.0/8`; IPv6 addresses are `::1` (spelled
+//! `::1`, `0::1` or `0:0:0:0:0:0:0:1`). With the default URL base, URIs also use the
+//! spellings `https://127.0.0.1:9`, `http://localhost:9` and `http://[::1]:9` of the same
+//! closed port. Unknown formats return `None` (free-form strings are used, the
 //! validator ignores unknown formats).
 
 use std::sync::Arc;
@@ -153,7 +155,7 @@ fn ipv4() -> BoxedStrategy<String> {
 }
 
 fn ipv6() -> BoxedStrategy<String> {
-    select(vec!["::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1"])
+    select(vec!["::1", "0:0:0:0:0:0:0:1", "0::1"])
         .prop_map(String::from)
         .boxed()
 }

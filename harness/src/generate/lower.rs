@@ -1057,9 +1057,17 @@ impl<'a> Lower<'a> {
                                     &mut s,
                                     &mut reason,
                                     ty::STR,
-                                    Never::unsat(format!(
-                                        "pattern {first:?} forces more than size_cap chars"
-                                    )),
+                                    Never {
+                                        kind: NeverKind::TooLarge {
+                                            pointer: format!("#{loc}"),
+                                            keyword: "pattern".into(),
+                                            requested: lo,
+                                            cap,
+                                        },
+                                        reason: format!(
+                                            "pattern {first:?} forces {lo} chars, above size_cap {cap}"
+                                        ),
+                                    },
                                 );
                             }
                         }
