@@ -106,11 +106,19 @@ impl Validators {
             });
         }
         let o = options(opts.regex_backtrack_limit);
-        let root = o.build(schema).map_err(|e| GenError::InvalidSchema {
-            message: e.to_string(),
-        })?;
+        // A server-supplied schema is untrusted: a panic inside the validator's compiler
+        // becomes an error, not a crash of the harness.
+        let root = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| o.build(schema)))
+            .map_err(|_| GenError::InvalidSchema {
+                message: "the validator panicked while compiling the schema".into(),
+            })?
+            .map_err(|e| GenError::InvalidSchema {
+                message: e.to_string(),
+            })?;
         let map = if count_nodes(schema) <= MAP_NODE_LIMIT {
-            o.build_map(schema).ok()
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| o.build_map(schema)))
+                .ok()
+                .and_then(Result::ok)
         } else {
             None
         };
