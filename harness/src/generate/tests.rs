@@ -862,3 +862,91 @@ fn moderately_deep_schema_works_on_a_test_thread() {
     assert!(!g.boundary().expect("boundary").is_empty());
     let _ = g.invalid().expect("invalid");
 }
+
+// ---------------------------------------------------------------------------------------
+// Robustness: random schemas never panic or hang.
+
+fn arb_schema() -> impl Strategy<Value = Value> {
+    let types = proptest::sample::select(vec!["string", "integer", "number", "boolean", "null", "array", "object"]);
+    let leaf = prop_oneof![
+        Just(json!({})),
+        Just(json!(true)),
+        Just(json!(false)),
+        types.prop_map(|t| json!({ "type": t })),
+        (0u64..6, 0u64..9).prop_map(|(a, b)| json!({"type": "string", "minLength": a, "maxLength": b})),
+        (-5i64..5, -5i64..5, 0u8..3).prop_map(|(a, b, m)| match m {
+            0 => json!({"type": "integer", "minimum": a, "maximum": b}),
+            1 => json!({"type": "number", "exclusiveMinimum": a, "maximum": b, "multipleOf": 0.5}),
+            _ => json!({"type": "integer", "multipleOf": (a.abs() + 1), "exclusiveMaximum": b}),
+        }),
+        proptest::sample::select(vec!["^[a-z]+$", "^\\d{2,4}$", "x", "^(?!a)\\w*$", "^(a|b)\\1$", "^.{3}$"])
+            .prop_map(|p| json!({"type": "string", "pattern": p})),
+        proptest::sample::select(vec!["date", "uri", "email", "ipv4", "uuid", "hostname", "date-time"])
+            .prop_map(|f| json!({"type": "string", "format": f})),
+        Just(json!({"enum": [1, "a", null, "http://example.com"]})),
+        Just(json!({"const": {"k": [1, 2]}})),
+    ];
+    leaf.prop_recursive(3, 24, 3, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 1..3).prop_map(|v| json!({ "allOf": v })),
+            proptest::collection::vec(inner.clone(), 1..3).prop_map(|v| json!({ "anyOf": v })),
+            proptest::collection::vec(inner.clone(), 1..3).prop_map(|v| json!({ "oneOf": v })),
+            inner.clone().prop_map(|v| json!({ "not": v })),
+            (inner.clone(), inner.clone(), inner.clone())
+                .prop_map(|(i, t, e)| json!({"if": i, "then": t, "else": e})),
+            (proptest::collection::vec(inner.clone(), 0..4), any::<u8>(), any::<bool>()).prop_map(
+                |(props, req, closed)| {
+                    let mut m = serde_json::Map::new();
+                    let mut required = Vec::new();
+                    for (i, p) in props.into_iter().enumerate() {
+                        let name = format!("p{i}");
+                        if req & (1 << i) != 0 {
+                            required.push(Value::String(name.clone()));
+                        }
+                        m.insert(name, p);
+                    }
+                    json!({"type": "object", "properties": m, "required": required, "additionalProperties": !closed})
+                }
+            ),
+            (inner, 0u64..3, 0u64..4, any::<bool>()).prop_map(|(i, a, b, u)| {
+                json!({"type": "array", "items": i, "minItems": a, "maxItems": b, "uniqueItems": u})
+            }),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 100, failure_persistence: None, ..Config::default() })]
+
+    /// Any schema built from the supported keywords either yields a generator whose valid,
+    /// invalid and boundary outputs hold, or a reported error; never a panic or a hang.
+    #[test]
+    fn random_schemas_never_panic(schema in arb_schema()) {
+        if let Ok(g) = Generator::new(&schema, &GenOptions::default()) {
+            let mut runner = TestRunner::deterministic();
+            if let Ok(s) = g.valid() {
+                for _ in 0..10 {
+                    if let Ok(t) = s.new_tree(&mut runner) {
+                        let v = t.current();
+                        prop_assert!(g.is_valid(&v), "{} for {}", v, schema);
+                    }
+                }
+            }
+            if let Ok(s) = g.invalid() {
+                for _ in 0..5 {
+                    if let Ok(t) = s.new_tree(&mut runner) {
+                        let (v, viol) = t.current();
+                        prop_assert!(g.confirms(&v, &viol), "{} {:?} for {}", v, viol, schema);
+                    }
+                }
+            }
+            for c in g.boundary().unwrap_or_default() {
+                match &c {
+                    Case::Valid { value, .. } => prop_assert!(g.is_valid(value)),
+                    Case::Invalid { value, violation } => prop_assert!(g.confirms(value, violation)),
+                }
+            }
+            let _ = g.example();
+        }
+    }
+}
