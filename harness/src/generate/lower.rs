@@ -539,6 +539,12 @@ impl<'a> Lower<'a> {
             let mut else_n = m
                 .get("else")
                 .map_or_else(Node::any, |e| self.lower(e, &p("else")));
+            // An `if` that accepts everything leaves no room for the `else` branch.
+            if if_n.is_any() {
+                else_n = Node::never(Never::unsat(format!(
+                    "\"if\" at #{ptr} accepts everything: \"else\" never applies"
+                )));
+            }
             let a = self.and(if_n, then_n);
             // The else branch needs "not if": filtered through this location's validator.
             for alt in &mut else_n.alts {
@@ -622,6 +628,12 @@ impl<'a> Lower<'a> {
         let Some(o) = ns.as_object() else {
             return node;
         };
+        // `not` of a schema that accepts everything accepts nothing.
+        if self.lower(ns, &format!("{ptr}/not")).is_any() {
+            return Node::never(Never::unsat(format!(
+                "\"not\" at #{ptr} negates a schema that accepts everything"
+            )));
+        }
         let keys: Vec<&str> = o
             .keys()
             .map(String::as_str)

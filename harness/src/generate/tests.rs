@@ -867,22 +867,40 @@ fn moderately_deep_schema_works_on_a_test_thread() {
 // Robustness: random schemas never panic or hang.
 
 fn arb_schema() -> impl Strategy<Value = Value> {
-    let types = proptest::sample::select(vec!["string", "integer", "number", "boolean", "null", "array", "object"]);
+    let types = proptest::sample::select(vec![
+        "string", "integer", "number", "boolean", "null", "array", "object",
+    ]);
     let leaf = prop_oneof![
         Just(json!({})),
         Just(json!(true)),
         Just(json!(false)),
         types.prop_map(|t| json!({ "type": t })),
-        (0u64..6, 0u64..9).prop_map(|(a, b)| json!({"type": "string", "minLength": a, "maxLength": b})),
+        (0u64..6, 0u64..9)
+            .prop_map(|(a, b)| json!({"type": "string", "minLength": a, "maxLength": b})),
         (-5i64..5, -5i64..5, 0u8..3).prop_map(|(a, b, m)| match m {
             0 => json!({"type": "integer", "minimum": a, "maximum": b}),
             1 => json!({"type": "number", "exclusiveMinimum": a, "maximum": b, "multipleOf": 0.5}),
             _ => json!({"type": "integer", "multipleOf": (a.abs() + 1), "exclusiveMaximum": b}),
         }),
-        proptest::sample::select(vec!["^[a-z]+$", "^\\d{2,4}$", "x", "^(?!a)\\w*$", "^(a|b)\\1$", "^.{3}$"])
-            .prop_map(|p| json!({"type": "string", "pattern": p})),
-        proptest::sample::select(vec!["date", "uri", "email", "ipv4", "uuid", "hostname", "date-time"])
-            .prop_map(|f| json!({"type": "string", "format": f})),
+        proptest::sample::select(vec![
+            "^[a-z]+$",
+            "^\\d{2,4}$",
+            "x",
+            "^(?!a)\\w*$",
+            "^(a|b)\\1$",
+            "^.{3}$"
+        ])
+        .prop_map(|p| json!({"type": "string", "pattern": p})),
+        proptest::sample::select(vec![
+            "date",
+            "uri",
+            "email",
+            "ipv4",
+            "uuid",
+            "hostname",
+            "date-time"
+        ])
+        .prop_map(|f| json!({"type": "string", "format": f})),
         Just(json!({"enum": [1, "a", null, "http://example.com"]})),
         Just(json!({"const": {"k": [1, 2]}})),
     ];
@@ -949,4 +967,54 @@ proptest! {
             let _ = g.example();
         }
     }
+}
+
+/// An `Unsatisfiable` verdict is never contradicted by a value the validator accepts (checked
+/// against a pool of simple and random values).
+#[test]
+fn unsatisfiable_verdicts_are_sound() {
+    let mut runner = TestRunner::deterministic();
+    let any = super::any::AnyJson { depth: 3 };
+    let mut pool: Vec<Value> = vec![
+        json!(null),
+        json!(true),
+        json!(false),
+        json!(0),
+        json!(1),
+        json!(-1),
+        json!(0.5),
+        json!(2),
+        json!(-2),
+        json!(""),
+        json!("a"),
+        json!("abc"),
+        json!("aaaa"),
+        json!([]),
+        json!({}),
+        json!([1]),
+        json!({"p0": 0}),
+        json!({"p0": "a"}),
+        json!({"p0": null}),
+    ];
+    for _ in 0..1000 {
+        pool.push(any.new_tree(&mut runner).expect("value").current());
+    }
+    let schemas = arb_schema();
+    let mut verdicts = 0;
+    for _ in 0..300 {
+        let schema = schemas.new_tree(&mut runner).expect("schema").current();
+        if let Err(GenError::Unsatisfiable { reason }) =
+            Generator::new(&schema, &GenOptions::default())
+        {
+            verdicts += 1;
+            let v = jsonschema::options()
+                .should_validate_formats(true)
+                .build(&schema)
+                .expect("compiles");
+            if let Some(c) = pool.iter().find(|c| v.is_valid(c)) {
+                panic!("{schema} called unsatisfiable ({reason}) but {c} is valid");
+            }
+        }
+    }
+    assert!(verdicts > 0);
 }
