@@ -45,8 +45,11 @@
 //! draft-07/2019-09 spellings): `type` (single and arrays), `enum`, `const`; `minimum`,
 //! `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (numeric, and draft-04 booleans),
 //! `multipleOf` (integers and decimals); `minLength`, `maxLength` (code points), `pattern`
-//! (ECMA-262, translated), `format` (see [`format`](self) docs: dates, times, e-mail, URIs,
-//! UUID, IPs, host names); `items`, `prefixItems`, draft-07 tuple `items` +
+//! (ECMA-262, translated: `\d`/`\w`/`\s` ASCII/ECMA classes, `.` without line
+//! terminators, `\uXXXX` with surrogate pairs), `format` (`date`, `date-time`, `time`,
+//! `duration`, `email`, `idn-email`, `hostname`, `idn-hostname`, `ipv4`, `ipv6`, `uri`,
+//! `uri-reference`, `iri`, `iri-reference`, `url`, `uri-template`, `uuid`, `json-pointer`,
+//! `relative-json-pointer`, `regex`); `items`, `prefixItems`, draft-07 tuple `items` +
 //! `additionalItems`, `minItems`, `maxItems`, `uniqueItems`, `contains`, `minContains`;
 //! `properties`, `required`, `additionalProperties`, `patternProperties`, `propertyNames`,
 //! `minProperties`, `maxProperties`, `dependentRequired`, `dependentSchemas`, draft-07
@@ -59,6 +62,20 @@
 //! `not` forms, `maxContains`, a second `pattern`, pattern lookarounds/backreferences,
 //! `unevaluatedProperties`/`unevaluatedItems` (approximated), `$dynamicRef`/`$recursiveRef`
 //! (resolved statically). Each is reported in [`Generator::notes`].
+//!
+//! **How.** A schema is compiled once into a validator and lowered into a disjunction of
+//! conjunctive shapes (`allOf` merged, `anyOf`/`oneOf`/`if`/`dependentSchemas` distributed,
+//! `$ref` expanded up to [`GenOptions::max_ref_depth`] per recursive path). Contradictions
+//! found while lowering (`minimum > maximum`, a forbidden required property, an empty type
+//! intersection, ...) are [`GenError::Unsatisfiable`]. Strategies are built per shape; shapes
+//! with filtered keywords retry locally, and the top-level strategy checks every value
+//! against the whole schema and the loopback rule, failing with an error instead of
+//! spinning when its budget is exhausted.
+//!
+//! **Shrinking.** Strings shrink by dropping characters and then toward `a`/`A`/`0`/space
+//! within their class; integers and floats by binary search toward zero clamped into range;
+//! arrays and optional properties by removal; unions toward their first branch; filtered
+//! strategies never report a rejected value while shrinking.
 
 mod any;
 mod cases;
