@@ -60,6 +60,12 @@ enum Command {
     Run(Box<RunArgs>),
     /// Run a campaign against the bundled fixture server with a few flaws planted.
     Demo(DemoArgs),
+    /// Re-run a finding saved with --replays and say whether it still fails (exit 1 if it
+    /// does, 0 if it is fixed, 2 if the server cannot be started).
+    Replay(ReplayArgs),
+    /// Print arguments generated from a JSON Schema (a tool's inputSchema), one JSON value per
+    /// line: what the schema admits (or, with --invalid, values breaking one constraint each).
+    Gen(GenArgs),
     /// Explain an invariant (by code or name), or list them all.
     Explain {
         /// An invariant code (MC102) or name (wrong-error-code); omit to list every invariant.
@@ -108,6 +114,40 @@ struct RunArgs {
 
     #[command(flatten)]
     common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The replay file (written by `run --replays DIR`).
+    file: PathBuf,
+    /// Start the server with this command instead of the one saved in the file.
+    #[arg(long, value_name = "COMMAND")]
+    stdio: Option<String>,
+    /// Deadline for each request, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
+    timeout_ms: u64,
+}
+
+#[derive(Debug, Args)]
+struct GenArgs {
+    /// A file holding a JSON Schema (e.g. a tool's inputSchema); `-` reads stdin.
+    schema: PathBuf,
+    /// How many values to print.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    count: usize,
+    /// The seed (the same seed prints the same values).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    seed: u64,
+    /// Print values that break exactly one constraint, as
+    /// {"value": ..., "violates": {"keyword": ..., "pointer": ...}}.
+    #[arg(long)]
+    invalid: bool,
+    /// Also print the deterministic boundary cases first (valid and invalid edges).
+    #[arg(long)]
+    boundary: bool,
+    /// Where URL-typed values point (a loopback URL).
+    #[arg(long, value_name = "URL")]
+    url_base: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -218,6 +258,24 @@ struct CommonArgs {
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
 
+    /// Random valid cases per tool in the generated phase (and half as many invalid ones),
+    /// after the boundary cases.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    cases: usize,
+
+    /// Time budget of the generated phase per tool, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 20_000)]
+    tool_budget_ms: u64,
+
+    /// Skip the generated phase (schema-driven valid and invalid arguments).
+    #[arg(long)]
+    skip_generated: bool,
+
+    /// Write a replay file for each finding of the generated phase into this folder (re-run
+    /// one with `mcp-chaos replay FILE`).
+    #[arg(long, value_name = "DIR")]
+    replays: Option<PathBuf>,
+
     /// How many times a server that died is restarted before the run stops.
     #[arg(long, value_name = "N", default_value_t = 10)]
     max_restarts: u32,
@@ -291,6 +349,8 @@ pub fn main() -> i32 {
             fixture::serve_stdio(&flaws)
         }
         Command::Explain { code } => explain(code.as_deref()),
+        Command::Replay(args) => replay(&args),
+        Command::Gen(args) => gen_values(&args),
         Command::Run(args) => {
             let server = match server_spec(&args) {
                 Ok(c) => c,
@@ -416,6 +476,10 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.tool_calls = !args.skip_tool_calls;
     config.version_probe = !args.skip_version_probe;
     config.transport_chaos = !args.skip_chaos;
+    config.generated = !args.skip_generated;
+    config.cases = args.cases;
+    config.tool_budget = Duration::from_millis(args.tool_budget_ms);
+    config.replays.clone_from(&args.replays);
     config.max_restarts = args.max_restarts;
     config.faults.upstream_env.clone_from(&args.upstream_env);
     config.faults.proxy = args.proxy;
@@ -516,6 +580,158 @@ async fn interrupt_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         () = term => {}
+    }
+}
+
+fn replay(args: &ReplayArgs) -> i32 {
+    let file = match run::replay::read(&args.file) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("mcp-chaos: {e}");
+            return exit::USAGE;
+        }
+    };
+    let server = match args.stdio.as_deref().map(StdioConfig::from_command_line) {
+        None => None,
+        Some(Ok(c)) => Some(ServerSpec::Stdio(c)),
+        Some(Err(e)) => {
+            eprintln!("mcp-chaos: {e}");
+            return exit::USAGE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
+            return exit::INTERNAL;
+        }
+    };
+    println!(
+        "replaying {} {} on {} (protocol {}): tools/call {} {}",
+        file.expect.code,
+        file.expect.invariant,
+        file.server.spec().describe(),
+        file.protocol_version,
+        file.tool,
+        file.arguments
+    );
+    let timeout = Duration::from_millis(args.timeout_ms.max(1));
+    match runtime.block_on(run::replay::replay(&file, server, timeout)) {
+        Err(e) => {
+            eprintln!("mcp-chaos: {e}");
+            exit::SERVER_START
+        }
+        Ok(outcome) if outcome.reproduced => {
+            for f in outcome.findings.iter().filter(|f| f.code == file.expect.code) {
+                println!("STILL FAILS: {} {}: {}", f.code, f.invariant, f.message);
+            }
+            exit::VIOLATIONS
+        }
+        Ok(outcome) => {
+            println!("FIXED: {} no longer reproduces", file.expect.code);
+            for f in &outcome.findings {
+                println!("  (other finding: {} {}: {})", f.code, f.invariant, f.message);
+            }
+            exit::SUCCESS
+        }
+    }
+}
+
+fn gen_values(args: &GenArgs) -> i32 {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let text = if args.schema.as_os_str() == "-" {
+        let mut s = String::new();
+        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
+            eprintln!("mcp-chaos: cannot read stdin: {e}");
+            return exit::USAGE;
+        }
+        s
+    } else {
+        match std::fs::read_to_string(&args.schema) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("mcp-chaos: {}: {e}", args.schema.display());
+                return exit::USAGE;
+            }
+        }
+    };
+    let schema: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("mcp-chaos: {}: not JSON: {e}", args.schema.display());
+            return exit::USAGE;
+        }
+    };
+    let opts = match &args.url_base {
+        Some(base) => crate::generate::GenOptions::with_url_base(base.clone()),
+        None => crate::generate::GenOptions::default(),
+    };
+    let generator = match crate::generate::Generator::new(&schema, &opts) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("mcp-chaos: {}: {e}", args.schema.display());
+            return exit::VIOLATIONS;
+        }
+    };
+    for note in generator.notes() {
+        eprintln!("mcp-chaos: note: {} at {}: {}", note.keyword, note.pointer, note.message);
+    }
+    let mut out = std::io::stdout().lock();
+    let mut print = |line: serde_json::Value| {
+        use std::io::Write;
+        writeln!(out, "{line}").is_ok()
+    };
+    if args.boundary
+        && let Ok(cases) = generator.boundary()
+    {
+        for case in cases {
+            let line = match case {
+                crate::generate::Case::Valid { value, .. } if !args.invalid => value,
+                crate::generate::Case::Invalid { value, violation } if args.invalid => {
+                    serde_json::json!({"value": value, "violates": violation})
+                }
+                _ => continue,
+            };
+            if !print(line) {
+                return exit::SUCCESS;
+            }
+        }
+    }
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &run::generated::tool_seed(args.seed, "gen")),
+    );
+    let result = if args.invalid {
+        generator.invalid().map(|s| {
+            for _ in 0..args.count {
+                let Ok(tree) = s.new_tree(&mut runner) else { break };
+                let (value, violation) = tree.current();
+                if !print(serde_json::json!({"value": value, "violates": violation})) {
+                    break;
+                }
+            }
+        })
+    } else {
+        generator.valid().map(|s| {
+            for _ in 0..args.count {
+                let Ok(tree) = s.new_tree(&mut runner) else { break };
+                if !print(tree.current()) {
+                    break;
+                }
+            }
+        })
+    };
+    match result {
+        Ok(()) => exit::SUCCESS,
+        Err(e) => {
+            eprintln!("mcp-chaos: {e}");
+            exit::VIOLATIONS
+        }
     }
 }
 

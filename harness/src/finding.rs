@@ -177,6 +177,38 @@ catalog! {
          the model sees nothing, and the server may pile up stuck work. Fix: put a timeout on every \
          upstream call, shorter than your clients' (mcp-chaos uses --timeout-ms), and answer \
          isError: true saying the upstream timed out and the call can be retried.";
+    VALID_ARGS_REJECTED = "MC301", "valid-args-rejected", "server/tools#tool",
+        "Arguments that satisfy the tool's inputSchema are not rejected as invalid.",
+        "The inputSchema is the contract the model writes arguments against. A server that answers \
+         schema-valid arguments with -32602 or an error blaming the arguments has a schema that \
+         says less than its code checks: the model cannot know what to send and keeps failing. \
+         Fix: put every constraint the code enforces into the schema (minLength, pattern, enum, \
+         bounds), or accept what the schema admits.";
+    INVALID_ARGS_ACCEPTED = "MC302", "invalid-args-accepted", "server/tools#security-considerations",
+        "Arguments that break the tool's inputSchema are not accepted as a success.",
+        "Servers MUST validate all tool inputs. A call that breaks the schema (a missing required \
+         property, a value out of range, a wrong type) and still succeeds shows the server does not \
+         validate: garbage reaches the business logic, and the model learns that its mistakes work. \
+         Fix: validate arguments against the inputSchema before running the tool and answer \
+         isError: true naming the argument and the constraint.";
+    INVALID_ARGS_WRONG_CHANNEL = "MC303", "invalid-args-wrong-channel", "server/tools#error-handling",
+        "From 2025-11-25, input validation failures are tool execution errors (isError: true).",
+        "SEP-1303 moved input validation errors into the result so the model can read them and \
+         correct its arguments; a JSON-RPC -32602 goes to the client, which may not show it to the \
+         model. Up to 2025-06-18 either channel is accepted (a protocol error should then be \
+         -32602). Either way the text should name the argument and the constraint. Fix: return \
+         {\"isError\": true, \"content\": [{\"type\": \"text\", \"text\": \"city: must not be empty\"}]}.";
+    CRASH_ON_INPUT = "MC304", "crash-on-input", "server/tools#security-considerations",
+        "No generated input (valid, invalid, or hostile) makes the server crash or hang.",
+        "A server that dies or stops answering on one argument value (a NUL byte, a very long \
+         string, an emoji, a huge number) is one model mistake away from an outage. The finding \
+         carries the input shrunk to a minimal value and a replay file. Fix: validate and bound \
+         inputs; never let a tool exception escape the request.";
+    UNSATISFIABLE_INPUT_SCHEMA = "MC305", "unsatisfiable-input-schema", "server/tools#tool",
+        "A tool's inputSchema admits at least one value (and only loopback-safe ones are forced).",
+        "A schema no value satisfies (minimum above maximum, a required property that is also \
+         forbidden, contradictory allOf branches) makes the tool impossible to call correctly; \
+         the model will keep trying. Fix: correct the schema; test it with `mcp-chaos gen`.";
     HTTP_STATUS = "MC401", "http-status", "basic/transports#streamable-http",
         "Streamable HTTP answers with the status the version requires.",
         "Clients act on HTTP statuses before they read a body: 202 with no body for an accepted \
@@ -256,6 +288,9 @@ pub struct Finding {
     pub fault: Option<Value>,
     /// The probe that produced the exchange, e.g. `malformed JSON`.
     pub probe: String,
+    /// The replay file of this finding (generated cases, with `--replays DIR`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
     /// How many times this finding was seen in the run (identical findings are reported once).
     #[serde(default = "one")]
     pub occurrences: u64,
@@ -299,6 +334,7 @@ impl Finding {
             response: None,
             fault: None,
             probe: String::new(),
+            replay: None,
             occurrences: 1,
             redact: Vec::new(),
             group: None,

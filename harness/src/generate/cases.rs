@@ -27,7 +27,7 @@ use super::strategy::Ctx;
 use super::validate::reported_as;
 
 /// The one constraint an invalid case breaks.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct Violation {
     /// The JSON Schema keyword broken (`required`, `type`, `minimum`, `exclusiveMaximum`,
     /// `multipleOf`, `minLength`, `maxLength`, `pattern`, `format`, `enum`, `const`,

@@ -13,7 +13,7 @@ use regex::Regex;
 use super::business_failure::describe;
 use super::{Context, finding, is_error_result, result_text};
 use crate::finding::{Finding, Severity, UNACTIONABLE_ERROR};
-use crate::session::{Exchange, Probe, Retry};
+use crate::session::{Exchange, Retry};
 
 static RETRY: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:retry|retrying|retried|try again|try later|later|temporar(?:y|ily)|transient|wait(?:ing)?|retry-after|in \d+ ?(?:s|sec|secs|seconds|minutes?|ms))\b").ok()
@@ -64,7 +64,7 @@ pub fn is_generic(text: &str) -> bool {
 
 /// Judges every `isError` tool result.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
-    let Probe::ToolCall { tool, .. } = &ex.probe else {
+    let Some(tool) = ex.probe.called_tool() else {
         return Vec::new();
     };
     let Some(result) = ex.response().and_then(|r| r.result()) else {

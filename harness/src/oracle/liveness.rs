@@ -9,7 +9,7 @@
 //! was not allowed to send (MCP: request ids MUST NOT be reused within a session).
 
 use super::{Context, finding};
-use crate::finding::{Finding, NOT_ALIVE, SERVER_DIED, Severity};
+use crate::finding::{CRASH_ON_INPUT, Finding, Invariant, NOT_ALIVE, SERVER_DIED, Severity};
 use crate::session::{Exchange, Outcome, Probe};
 use crate::transport::ExitKind;
 
@@ -45,7 +45,7 @@ pub fn check(
         let clean_limit = matches!(previous.probe, Probe::LargeRequest { .. })
             && matches!(died, Some(ExitKind::Code(0)));
         return vec![finding(
-            &SERVER_DIED,
+            on_input(previous, &SERVER_DIED),
             if clean_limit {
                 Severity::Warning
             } else {
@@ -67,7 +67,7 @@ pub fn check(
     if ping.outcome == Outcome::NoAnswer {
         let provoked = matches!(previous.probe, Probe::DuplicateId);
         return vec![finding(
-            &NOT_ALIVE,
+            on_input(previous, &NOT_ALIVE),
             if provoked {
                 Severity::Warning
             } else {
@@ -93,6 +93,16 @@ pub fn check(
         )];
     }
     Vec::new()
+}
+
+/// A crash or hang right after a call with generated arguments is `crash-on-input`, which
+/// carries the (shrunk) input; otherwise `default`.
+fn on_input<'a>(previous: &Exchange, default: &'a Invariant) -> &'a Invariant {
+    if matches!(previous.probe, Probe::Generated { .. }) {
+        &CRASH_ON_INPUT
+    } else {
+        default
+    }
 }
 
 fn last_lines(text: &str, n: usize) -> String {

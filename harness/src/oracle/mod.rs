@@ -10,6 +10,7 @@ pub mod business_failure;
 pub mod chaos;
 pub mod deadline;
 pub mod error_codes;
+pub mod generated;
 pub mod http;
 pub mod leaked;
 pub mod leaks;
@@ -136,6 +137,7 @@ pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     findings.extend(deadline::check(ctx, ex));
     findings.extend(http::check(ctx, ex));
     findings.extend(chaos::check(ctx, ex));
+    findings.extend(generated::check(ctx, ex));
     findings
 }
 

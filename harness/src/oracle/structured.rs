@@ -6,11 +6,11 @@
 
 use super::{Context, finding, is_error_result};
 use crate::finding::{Finding, STRUCTURED_CONTENT_SCHEMA, Severity};
-use crate::session::{Exchange, Probe};
+use crate::session::Exchange;
 
 /// Judges a tool call's result against the tool's `outputSchema`.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
-    let Probe::ToolCall { tool, .. } = &ex.probe else {
+    let Some(tool) = ex.probe.called_tool() else {
         return Vec::new();
     };
     let Some(validator) = ctx

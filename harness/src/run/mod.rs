@@ -6,6 +6,8 @@
 pub mod args;
 mod chaos;
 pub mod faults;
+pub mod generated;
+pub mod replay;
 
 use std::time::{Duration, Instant};
 
@@ -114,6 +116,14 @@ pub struct RunConfig {
     pub version_probe: bool,
     /// Run the transport-chaos probes (concurrency, cancellation, disconnects, large frames).
     pub transport_chaos: bool,
+    /// Run the generated phase (boundary, valid and invalid arguments for every tool).
+    pub generated: bool,
+    /// Random valid cases per tool in the generated phase (half as many invalid ones).
+    pub cases: usize,
+    /// Time budget of the generated phase per tool.
+    pub tool_budget: Duration,
+    /// Where replay files of generated findings are written, if anywhere.
+    pub replays: Option<std::path::PathBuf>,
     /// How many times a server that died is restarted before the run gives up.
     pub max_restarts: u32,
     /// The URL given to URL-typed tool arguments (when no fake upstream takes them).
@@ -138,6 +148,10 @@ impl RunConfig {
             tool_calls: true,
             version_probe: true,
             transport_chaos: true,
+            generated: true,
+            cases: 64,
+            tool_budget: Duration::from_secs(20),
+            replays: None,
             max_restarts: 10,
             url: args::CLOSED_LOOPBACK_URL.to_owned(),
             faults: faults::FaultPlan {
@@ -829,6 +843,7 @@ impl Campaign<'_> {
             steps.extend(protocol_steps(version, http, http_session));
         }
         let mut calls = Vec::new();
+        let mut generated_tools = Vec::new();
         if config.tool_calls {
             for tool in &tools {
                 let Some(name) = tool.get("name").and_then(Value::as_str) else {
@@ -839,10 +854,20 @@ impl Campaign<'_> {
                     Some(inj) if config.faults.url_args => inj.url_for(name),
                     _ => config.url.clone(),
                 };
+                // One small valid value from the generator; the simple builder when the
+                // generator cannot serve this schema (it is then reported in the generated
+                // phase).
+                let arguments = crate::generate::Generator::new(
+                    &generated::schema_for(&schema, version),
+                    &crate::generate::GenOptions::with_url_base(url.clone()),
+                )
+                .and_then(|g| g.example())
+                .unwrap_or_else(|_| args::simple_arguments(&schema, &url));
                 calls.push(Step::CallTool {
                     tool: name.to_owned(),
-                    arguments: args::simple_arguments(&schema, &url),
+                    arguments,
                 });
+                generated_tools.push((name.to_owned(), schema, url));
             }
         }
         self.summary.tools = tools.len() as u64;
@@ -878,6 +903,9 @@ impl Campaign<'_> {
             {
                 upstream_tools.push(step.clone());
             }
+        }
+        if config.generated && !self.gave_up {
+            self.generated_phase(&generated_tools).await;
         }
         if self.injectors.is_some() {
             for step in &calls {
@@ -1007,13 +1035,21 @@ impl Campaign<'_> {
 
     /// Judges an exchange and records its findings.
     fn record(&mut self, ex: &Exchange) {
+        self.count(ex);
+        let findings = oracle::judge(&self.context(), ex);
+        self.add(findings);
+    }
+
+    /// Counts an exchange in the summary and reports it, without judging it.
+    fn count(&mut self, ex: &Exchange) {
         self.summary.exchanges += 1;
-        if matches!(ex.probe, Probe::ToolCall { .. } | Probe::UnknownTool { .. }) {
+        if matches!(
+            ex.probe,
+            Probe::ToolCall { .. } | Probe::Generated { .. } | Probe::UnknownTool { .. }
+        ) {
             self.summary.tool_calls += 1;
         }
         (self.on_event)(&Event::Exchange { exchange: ex });
-        let findings = oracle::judge(&self.context(), ex);
-        self.add(findings);
     }
 
     fn add(&mut self, findings: Vec<Finding>) {

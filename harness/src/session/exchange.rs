@@ -36,6 +36,18 @@ pub enum Probe {
         /// The arguments sent.
         arguments: Value,
     },
+    /// `tools/call` of a listed tool with generated arguments: schema-valid ones, or ones that
+    /// break exactly one constraint.
+    Generated {
+        /// The tool.
+        tool: String,
+        /// The arguments sent.
+        arguments: Value,
+        /// The constraint the arguments break, `None` for schema-valid arguments.
+        violation: Option<crate::generate::Violation>,
+        /// Where the case came from: `boundary`, `random`, `shrunk`, `replay`.
+        phase: &'static str,
+    },
     /// `tools/call` of a tool name the server did not list.
     UnknownTool {
         /// The name used.
@@ -135,6 +147,21 @@ impl Probe {
             Probe::ToolsList => "tools/list".into(),
             Probe::Liveness => "liveness ping".into(),
             Probe::ToolCall { tool, .. } => format!("tools/call {tool}"),
+            Probe::Generated {
+                tool,
+                violation: None,
+                phase,
+                ..
+            } => format!("tools/call {tool} with {phase} valid arguments"),
+            Probe::Generated {
+                tool,
+                violation: Some(v),
+                ..
+            } => format!(
+                "tools/call {tool} with arguments breaking {} at {:?}",
+                v.keyword,
+                if v.pointer.is_empty() { "/" } else { &v.pointer }
+            ),
             Probe::UnknownTool { name } => format!("tools/call of unknown tool {name:?}"),
             Probe::UnknownMethod { method } => format!("unknown method {method:?}"),
             Probe::ParseError => "malformed JSON".into(),
@@ -157,10 +184,18 @@ impl Probe {
         }
     }
 
+    /// The tool called, for a `tools/call` of a listed tool (simple or generated arguments).
+    pub fn called_tool(&self) -> Option<&str> {
+        match self {
+            Probe::ToolCall { tool, .. } | Probe::Generated { tool, .. } => Some(tool),
+            _ => None,
+        }
+    }
+
     /// The tool the probe concerns, if any.
     pub fn tool(&self) -> Option<&str> {
         match self {
-            Probe::ToolCall { tool, .. } => Some(tool),
+            Probe::ToolCall { tool, .. } | Probe::Generated { tool, .. } => Some(tool),
             Probe::UnknownTool { name } => Some(name),
             Probe::PingDuringCall { tool, .. }
             | Probe::CancelledCall { tool }

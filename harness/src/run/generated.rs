@@ -1,0 +1,308 @@
+//! The generated phase: for each tool, the boundary cases of its `inputSchema`, then random
+//! schema-valid arguments, then random arguments breaking exactly one constraint (from
+//! [`crate::generate`]). A case that produces a violation is shrunk, by re-running the call,
+//! to a minimal argument value that still breaks the same invariant; the finding carries that
+//! value, and, with `--replays DIR`, a replay file that `mcp-chaos replay` re-runs.
+
+use std::time::{Duration, Instant};
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::{Value, json};
+
+use super::{Campaign, Event};
+use crate::finding::{Finding, Severity, UNSATISFIABLE_INPUT_SCHEMA};
+use crate::generate::{Case, GenError, GenOptions, Generator, Violation};
+use crate::oracle;
+use crate::protocol::{ProtocolVersion, SchemaDialect};
+use crate::session::{Exchange, Probe};
+
+/// Most shrink steps per failing case.
+pub const SHRINK_STEPS: usize = 64;
+/// Most time spent shrinking one failing case.
+pub const SHRINK_TIME: Duration = Duration::from_secs(30);
+/// Most boundary cases per tool.
+pub const BOUNDARY_CASES: usize = 48;
+
+/// What one generated call produced.
+struct CaseOutcome {
+    exchange: Exchange,
+    findings: Vec<Finding>,
+}
+
+/// A 32-byte ChaCha seed from the run's seed and the tool's name, so that each tool's cases
+/// are reproducible on their own.
+pub fn tool_seed(seed: u64, tool: &str) -> [u8; 32] {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in tool.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut out = [0u8; 32];
+    let mut x = seed ^ h;
+    for chunk in out.chunks_mut(8) {
+        // splitmix64
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        chunk.copy_from_slice(&z.to_le_bytes());
+    }
+    out
+}
+
+/// The tool's `inputSchema` with the dialect made explicit: a schema without `$schema` is
+/// draft-07 under the protocol versions whose schema files are draft-07 (up to 2025-06-18),
+/// 2020-12 from 2025-11-25 (SEP-1613).
+pub fn schema_for(input_schema: &Value, version: ProtocolVersion) -> Value {
+    let mut schema = input_schema.clone();
+    if version.rules().schema_dialect == SchemaDialect::Draft07
+        && let Some(obj) = schema.as_object_mut()
+        && !obj.contains_key("$schema")
+    {
+        obj.insert(
+            "$schema".into(),
+            json!("http://json-schema.org/draft-07/schema#"),
+        );
+    }
+    schema
+}
+
+impl Campaign<'_> {
+    /// Runs the generated phase for every tool (`cases` valid and `cases / 2` invalid random
+    /// cases per tool, after its boundary cases), within the per-tool time budget.
+    pub(super) async fn generated_phase(&mut self, tools: &[(String, Value, String)]) {
+        for (name, schema, url) in tools {
+            if self.gave_up {
+                break;
+            }
+            self.generate_tool(name, schema, url).await;
+        }
+    }
+
+    async fn generate_tool(&mut self, tool: &str, input_schema: &Value, url_base: &str) {
+        let version = self.context().version;
+        let schema = schema_for(input_schema, version);
+        let opts = GenOptions::with_url_base(url_base);
+        let generator = match Generator::new(&schema, &opts) {
+            Ok(g) => g,
+            Err(e) => {
+                self.schema_finding(tool, &e);
+                return;
+            }
+        };
+        let started = Instant::now();
+        let budget = self.config.tool_budget;
+        let over = |started: Instant| started.elapsed() >= budget;
+        // 1. Boundary cases (deterministic).
+        if let Ok(cases) = generator.boundary() {
+            for case in cases.into_iter().take(BOUNDARY_CASES) {
+                if self.gave_up || over(started) {
+                    break;
+                }
+                let (value, violation) = match case {
+                    Case::Valid { value, .. } => (value, None),
+                    Case::Invalid { value, violation } => (value, Some(violation)),
+                };
+                let outcome = self.run_case(tool, value, violation, "boundary").await;
+                self.add(outcome.findings);
+            }
+        }
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::from_seed(RngAlgorithm::ChaCha, &tool_seed(self.config.seed, tool)),
+        );
+        // 2. Random valid arguments.
+        if let Ok(strategy) = generator.valid() {
+            for _ in 0..self.config.cases {
+                if self.gave_up || over(started) {
+                    break;
+                }
+                let Ok(mut tree) = strategy.new_tree(&mut runner) else {
+                    break;
+                };
+                let outcome = self.run_case(tool, tree.current(), None, "random").await;
+                let outcome = self
+                    .shrink(tool, outcome, |t: &mut _| (ValueTree::current(t), None), &mut tree)
+                    .await;
+                self.add(outcome.findings);
+            }
+        }
+        // 3. Random arguments breaking one constraint.
+        if let Ok(strategy) = generator.invalid() {
+            for _ in 0..self.config.cases.div_ceil(2) {
+                if self.gave_up || over(started) {
+                    break;
+                }
+                let Ok(mut tree) = strategy.new_tree(&mut runner) else {
+                    break;
+                };
+                let (value, violation) = tree.current();
+                let outcome = self.run_case(tool, value, Some(violation), "random").await;
+                let outcome = self
+                    .shrink(
+                        tool,
+                        outcome,
+                        |t: &mut _| {
+                            let (v, viol) = ValueTree::current(t);
+                            (v, Some(viol))
+                        },
+                        &mut tree,
+                    )
+                    .await;
+                self.add(outcome.findings);
+            }
+        }
+    }
+
+    fn schema_finding(&mut self, tool: &str, error: &GenError) {
+        let severity_message = match error {
+            GenError::Unsatisfiable { reason } => {
+                Some(format!("no value satisfies the inputSchema of {tool}: {reason}"))
+            }
+            GenError::UnsafeForced { pointer, value } => Some(format!(
+                "the inputSchema of {tool} forces a value off this machine at {pointer:?} ({value}); mcp-chaos does not send it"
+            )),
+            GenError::Exhausted { reason } => Some(format!(
+                "mcp-chaos found no value satisfying the inputSchema of {tool} ({reason}); the schema may be unsatisfiable"
+            )),
+            _ => None,
+        };
+        let ctx = self.context();
+        let mut f = Finding::new(
+            &UNSATISFIABLE_INPUT_SCHEMA,
+            Severity::Warning,
+            ctx.version,
+            severity_message.unwrap_or_else(|| {
+                format!("mcp-chaos cannot generate arguments for {tool}: {error}")
+            }),
+        );
+        f.tool = Some(tool.to_owned());
+        f.probe = format!("inputSchema of {tool}");
+        self.add(vec![f]);
+    }
+
+    /// One call with generated arguments, judged, followed by a liveness check (the server is
+    /// restarted if it died or hung). The findings are returned, not yet recorded.
+    async fn run_case(
+        &mut self,
+        tool: &str,
+        arguments: Value,
+        violation: Option<Violation>,
+        phase: &'static str,
+    ) -> CaseOutcome {
+        let probe = Probe::Generated {
+            tool: tool.to_owned(),
+            arguments: arguments.clone(),
+            violation,
+            phase,
+        };
+        let label = probe.label();
+        (self.on_event)(&Event::Step { label: &label });
+        if self.session.is_none() {
+            self.restart("no server running").await;
+        }
+        let Some(session) = self.session.as_mut() else {
+            return CaseOutcome {
+                exchange: dead_exchange(probe),
+                findings: Vec::new(),
+            };
+        };
+        let exchange = session.call_tool(probe, tool, &arguments).await;
+        let ping = session.liveness().await;
+        let stderr = session.stderr_tail();
+        self.count(&exchange);
+        self.count(&ping);
+        let ctx = self.context();
+        let mut findings = oracle::judge(&ctx, &exchange);
+        let alive = oracle::liveness::check(&ctx, &exchange, &ping, &stderr);
+        let died = !alive.is_empty();
+        findings.extend(alive);
+        findings.extend(oracle::judge(&ctx, &ping));
+        if died {
+            self.restart(&format!("server failed after {}", exchange.probe.label()))
+                .await;
+        }
+        CaseOutcome { exchange, findings }
+    }
+
+    /// Shrinks a failing case: while the same violation reproduces, simplify the value tree
+    /// (proptest's shrinking), re-running the call each time; returns the minimal failing
+    /// case's outcome (or `first` when nothing failed or nothing simpler failed).
+    async fn shrink<T: ValueTree>(
+        &mut self,
+        tool: &str,
+        first: CaseOutcome,
+        current: impl Fn(&mut T) -> (Value, Option<Violation>),
+        tree: &mut T,
+    ) -> CaseOutcome {
+        let Some(target) = first
+            .findings
+            .iter()
+            .find(|f| f.severity == Severity::Violation)
+            .map(|f| f.code.clone())
+        else {
+            return first;
+        };
+        let started = Instant::now();
+        let mut best = first;
+        let mut fails = true;
+        let mut steps = 0;
+        loop {
+            let moved = if fails {
+                tree.simplify()
+            } else {
+                tree.complicate()
+            };
+            if !moved || steps >= SHRINK_STEPS || started.elapsed() >= SHRINK_TIME || self.gave_up
+            {
+                break;
+            }
+            steps += 1;
+            let (value, violation) = current(tree);
+            let outcome = self.run_case(tool, value, violation, "shrunk").await;
+            fails = outcome.findings.iter().any(|f| f.code == target);
+            if fails {
+                best = outcome;
+            }
+        }
+        if steps > 0 {
+            let arguments = match &best.exchange.probe {
+                Probe::Generated { arguments, .. } => arguments.to_string(),
+                _ => String::new(),
+            };
+            for f in best.findings.iter_mut().filter(|f| f.code == target) {
+                f.message = format!(
+                    "{} (shrunk in {steps} steps to the arguments {})",
+                    f.message,
+                    crate::wire::excerpt(arguments.as_bytes(), 300)
+                );
+            }
+        }
+        if let Some(dir) = &self.config.replays {
+            let ctx_version = self.context().version;
+            for f in best.findings.iter_mut().filter(|f| f.code == target) {
+                if let Ok(path) = super::replay::write(dir, self.config, ctx_version, &best.exchange, f)
+                {
+                    f.replay = Some(path.display().to_string());
+                }
+            }
+        }
+        best
+    }
+}
+
+fn dead_exchange(probe: Probe) -> Exchange {
+    Exchange {
+        probe,
+        sent: Vec::new(),
+        expect: crate::session::Expect::Fenced,
+        received: Vec::new(),
+        preceding: 0,
+        outcome: crate::session::Outcome::SendFailed("no server running".into()),
+        elapsed: Duration::ZERO,
+        timeout_ms: 0,
+        fault: None,
+    }
+}

@@ -1,0 +1,251 @@
+//! Replay files: a finding from a generated case, saved with everything needed to run it again
+//! (the server, the protocol version, the seed, the exact frame sent), and [`replay`], which
+//! re-runs it and says whether it still fails (`mcp-chaos replay FILE`).
+//!
+//! The file is JSON:
+//! `{"mcp_chaos_version", "seed", "server": {"stdio": {...}} | {"http": {...}},
+//! "protocol_version", "tool", "arguments", "violation", "frame", "expect": {"code",
+//! "invariant"}, "message"}`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{RunConfig, ServerSpec};
+use crate::finding::Finding;
+use crate::generate::Violation;
+use crate::oracle::{self, Context, ToolTable};
+use crate::protocol::ProtocolVersion;
+use crate::session::{ClientConfig, Exchange, Expect, Probe, Session};
+use crate::transport::{HttpConfig, StdioConfig};
+
+/// How to start the server again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerFile {
+    /// A stdio server.
+    Stdio {
+        /// The program.
+        program: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Extra environment variables.
+        env: Vec<(String, String)>,
+        /// Whether the environment was cleaned.
+        clean_env: bool,
+        /// The working directory.
+        cwd: Option<PathBuf>,
+    },
+    /// An HTTP server.
+    Http {
+        /// The endpoint.
+        url: String,
+        /// The start command, as stdio-style settings.
+        start: Option<Box<ServerFile>>,
+    },
+}
+
+impl ServerFile {
+    fn of(spec: &ServerSpec) -> ServerFile {
+        fn stdio(c: &StdioConfig) -> ServerFile {
+            ServerFile::Stdio {
+                program: c.program.clone(),
+                args: c.args.clone(),
+                env: c.env.clone(),
+                clean_env: c.clean_env,
+                cwd: c.cwd.clone(),
+            }
+        }
+        match spec {
+            ServerSpec::Stdio(c) => stdio(c),
+            ServerSpec::Http(c) => ServerFile::Http {
+                url: c.url.clone(),
+                start: c.start.as_ref().map(|s| Box::new(stdio(s))),
+            },
+        }
+    }
+
+    /// The server spec to start.
+    pub fn spec(&self) -> ServerSpec {
+        fn stdio(f: &ServerFile) -> Option<StdioConfig> {
+            match f {
+                ServerFile::Stdio {
+                    program,
+                    args,
+                    env,
+                    clean_env,
+                    cwd,
+                } => {
+                    let mut c = StdioConfig::new(program.clone(), args.clone());
+                    c.env.clone_from(env);
+                    c.clean_env = *clean_env;
+                    c.cwd.clone_from(cwd);
+                    Some(c)
+                }
+                ServerFile::Http { .. } => None,
+            }
+        }
+        match self {
+            ServerFile::Http { url, start } => {
+                let mut c = HttpConfig::new(url.clone());
+                c.start = start.as_deref().and_then(stdio);
+                ServerSpec::Http(c)
+            }
+            other => ServerSpec::Stdio(stdio(other).unwrap_or_else(|| StdioConfig::new("", vec![]))),
+        }
+    }
+}
+
+/// What a replay expects to see again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Expectation {
+    /// The finding's code.
+    pub code: String,
+    /// The finding's invariant.
+    pub invariant: String,
+}
+
+/// A replay file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReplayFile {
+    /// The mcp-chaos version that wrote it.
+    pub mcp_chaos_version: String,
+    /// The run's seed.
+    pub seed: u64,
+    /// The server.
+    pub server: ServerFile,
+    /// The protocol version the finding was judged under.
+    pub protocol_version: String,
+    /// The tool called.
+    pub tool: String,
+    /// The (shrunk) arguments.
+    pub arguments: Value,
+    /// The constraint the arguments break, for invalid cases.
+    pub violation: Option<Violation>,
+    /// The exact frame that was sent.
+    pub frame: String,
+    /// The finding to reproduce.
+    pub expect: Expectation,
+    /// The finding's message, for people.
+    pub message: String,
+}
+
+/// Writes the replay file of `finding` (from `exchange`) into `dir`; returns its path.
+pub fn write(
+    dir: &Path,
+    config: &RunConfig,
+    version: ProtocolVersion,
+    exchange: &Exchange,
+    finding: &Finding,
+) -> std::io::Result<PathBuf> {
+    let Probe::Generated {
+        tool,
+        arguments,
+        violation,
+        ..
+    } = &exchange.probe
+    else {
+        return Err(std::io::Error::other("only generated cases have replay files"));
+    };
+    std::fs::create_dir_all(dir)?;
+    let file = ReplayFile {
+        mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),
+        seed: config.seed,
+        server: ServerFile::of(&config.server),
+        protocol_version: version.as_str().to_owned(),
+        tool: tool.clone(),
+        arguments: arguments.clone(),
+        violation: violation.clone(),
+        frame: String::from_utf8_lossy(&exchange.sent).trim_end().to_owned(),
+        expect: Expectation {
+            code: finding.code.clone(),
+            invariant: finding.invariant.clone(),
+        },
+        message: finding.message.clone(),
+    };
+    let safe: String = tool
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    let mut n = 1;
+    let path = loop {
+        let path = dir.join(format!("{}-{safe}-{n}.json", finding.code));
+        if !path.exists() {
+            break path;
+        }
+        n += 1;
+    };
+    let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+    std::fs::write(&path, text + "\n")?;
+    Ok(path)
+}
+
+/// Reads a replay file. Errors name the file and what is wrong.
+pub fn read(path: &Path) -> Result<ReplayFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: not a replay file: {e}", path.display()))
+}
+
+/// The result of a replay.
+#[derive(Debug)]
+pub struct ReplayOutcome {
+    /// Whether the expected finding came back.
+    pub reproduced: bool,
+    /// Every finding of the replayed exchange and the liveness check after it.
+    pub findings: Vec<Finding>,
+}
+
+/// Starts the server (`server` overrides the one in the file), negotiates the file's protocol
+/// version, sends the saved frame, and judges it as the run did. Errors when the server cannot
+/// be started or initialized.
+pub async fn replay(
+    file: &ReplayFile,
+    server: Option<ServerSpec>,
+    timeout: Duration,
+) -> Result<ReplayOutcome, String> {
+    let version: ProtocolVersion = file
+        .protocol_version
+        .parse()
+        .map_err(|e: crate::protocol::UnknownVersion| e.to_string())?;
+    let spec = server.unwrap_or_else(|| file.server.spec());
+    let transport = spec.start().await.map_err(|e| e.to_string())?;
+    let mut session = Session::new(transport, ClientConfig::new(version, timeout));
+    let (_, negotiated) = session.initialize().await.map_err(|e| e.to_string())?;
+    let (_, tools) = session.list_tools().await;
+    let table = ToolTable::new(&tools, negotiated.version);
+    let id = session.next_id();
+    // The saved frame, with a fresh id so that it never collides with the session's own.
+    let mut frame: Value =
+        serde_json::from_str(&file.frame).map_err(|e| format!("the saved frame is not JSON: {e}"))?;
+    frame["id"] = id.to_value();
+    let probe = Probe::Generated {
+        tool: file.tool.clone(),
+        arguments: file.arguments.clone(),
+        violation: file.violation.clone(),
+        phase: "replay",
+    };
+    let expect = Expect::Response {
+        id,
+        or_null: false,
+        fence: false,
+    };
+    let ex = session
+        .send(probe, crate::wire::to_line(&frame), expect)
+        .await;
+    let ping = session.liveness().await;
+    let stderr = session.stderr_tail();
+    let ctx = Context {
+        version: negotiated.version,
+        tools: &table,
+        exact: &[],
+    };
+    let mut findings = oracle::judge(&ctx, &ex);
+    findings.extend(oracle::liveness::check(&ctx, &ex, &ping, &stderr));
+    session.shutdown().await;
+    Ok(ReplayOutcome {
+        reproduced: findings.iter().any(|f| f.code == file.expect.code),
+        findings,
+    })
+}
