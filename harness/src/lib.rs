@@ -17,11 +17,13 @@
 //! - [`run`]: the campaign loop, emitting typed events.
 //! - [`report`] and [`cli`]: consumers of events and the command line.
 //! - [`fixture`]: the bundled fixture server, correct by default, with plantable flaws.
+//! - [`Harness`] and [`strategies`]: the library API for `cargo test` (see [`harness`]).
 
 pub mod cli;
 pub mod finding;
 pub mod fixture;
 pub mod generate;
+pub mod harness;
 pub mod oracle;
 pub mod protocol;
 pub mod report;
@@ -31,3 +33,5 @@ pub mod session;
 pub mod sse;
 pub mod transport;
 pub mod wire;
+
+pub use harness::{Harness, Tool, strategies};
