@@ -255,7 +255,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Fixture { flaws, list_flaws } => {
             if list_flaws {
-                for f in Flaw::ALL {
+                for f in Flaw::every() {
                     println!("{:<24} {:<34} {}", f.name(), f.invariant(), f.description());
                 }
                 return exit::SUCCESS;
