@@ -80,6 +80,10 @@ enum Command {
         /// List the flaws and exit.
         #[arg(long)]
         list_flaws: bool,
+        /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (a loopback address, e.g.
+        /// 127.0.0.1:0; prints "listening on http://IP:PORT/mcp" to stderr once bound).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
     },
 }
 
@@ -339,14 +343,21 @@ pub fn main() -> i32 {
         }
     };
     match cli.command {
-        Command::Fixture { flaws, list_flaws } => {
+        Command::Fixture {
+            flaws,
+            list_flaws,
+            http,
+        } => {
             if list_flaws {
-                for f in Flaw::ALL {
+                for f in Flaw::every() {
                     println!("{:<24} {:<34} {}", f.name(), f.invariant(), f.description());
                 }
                 return exit::SUCCESS;
             }
-            fixture::serve_stdio(&flaws)
+            match http {
+                Some(addr) => fixture::serve_http(&flaws, &addr),
+                None => fixture::serve_stdio(&flaws),
+            }
         }
         Command::Explain { code } => explain(code.as_deref()),
         Command::Replay(args) => replay(&args),
