@@ -115,9 +115,20 @@ impl Campaign<'_> {
                 )
             })
             .collect();
-        let exchanges = session.send_many(frames, Duration::from_millis(500)).await;
-        // A second answer to the reused id may still come; it is no answer to anything else.
-        session.forget(id);
+        let exchanges = session.send_many(frames, Duration::from_secs(2)).await;
+        // Answers to the reused id that have not come yet are no answers to anything else.
+        let got = exchanges
+            .iter()
+            .flat_map(|ex| ex.frames())
+            .filter(|(_, f)| {
+                matches!(&f.message, Ok(crate::wire::Message::Response(r)) if r.id().id() == Some(&id))
+            })
+            .count();
+        // (send_many already forgot the first answer if it never came.)
+        let first_missing = usize::from(got == 0);
+        for _ in 0..2usize.saturating_sub(got + first_missing) {
+            session.forget(id.clone());
+        }
         self.finish_group(&exchanges).await;
     }
 

@@ -1159,7 +1159,12 @@ impl Campaign<'_> {
                 or_null: false,
                 fence: false,
             };
-            let ex = session.send(probe, frame, expect).await;
+            // Over HTTP the header must name the same version as `_meta`, or the answer is a
+            // header mismatch (-32020) instead of an unsupported version (-32022).
+            let header = vec![("mcp-protocol-version".to_owned(), Some(BOGUS_VERSION.to_owned()))];
+            let ex = session
+                .send_with_headers(probe, frame, expect, header)
+                .await;
             self.record(&ex);
             self.check_liveness(&ex).await;
             return;

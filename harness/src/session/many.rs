@@ -154,7 +154,7 @@ impl Session {
                 };
                 for id in &frame.ids {
                     if !answered[i].iter().any(|(got, _)| got == id) {
-                        self.stale.insert(id.clone());
+                        self.forget(id.clone());
                     }
                 }
                 let expect = match frame.ids.first() {

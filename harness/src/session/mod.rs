@@ -127,7 +127,7 @@ pub struct Session {
     negotiated: Option<Negotiated>,
     /// Ids whose responses are no longer awaited (fences of exchanges that ended early,
     /// requests that timed out).
-    stale: std::collections::HashSet<RequestId>,
+    stale: std::collections::HashMap<RequestId, usize>,
 }
 
 impl Session {
@@ -138,7 +138,7 @@ impl Session {
             config,
             next_id: 1,
             negotiated: None,
-            stale: std::collections::HashSet::new(),
+            stale: std::collections::HashMap::new(),
         }
     }
 
@@ -293,7 +293,7 @@ impl Session {
     /// Forgets a request id: a response to it that arrives later is dropped instead of being
     /// taken for a mismatched answer to another request.
     pub fn forget(&mut self, id: RequestId) {
-        self.stale.insert(id);
+        *self.stale.entry(id).or_insert(0) += 1;
     }
 
     /// The frame of a `tools/call` of `name` with `arguments` and request id `id` (with a
@@ -327,6 +327,18 @@ impl Session {
     /// Sends `bytes` as they are (a frame of any shape, newline included) and waits as `expect`
     /// says. This is the one place where frames go out and exchanges are recorded.
     pub async fn send(&mut self, probe: Probe, bytes: Vec<u8>, expect: Expect) -> Exchange {
+        self.send_with_headers(probe, bytes, expect, Vec::new())
+            .await
+    }
+
+    /// [`Session::send`] with some HTTP headers overridden for this frame (ignored over stdio).
+    pub async fn send_with_headers(
+        &mut self,
+        probe: Probe,
+        bytes: Vec<u8>,
+        expect: Expect,
+        overrides: transport_http::HeaderOverrides,
+    ) -> Exchange {
         let mut received = Vec::new();
         let started = Instant::now();
         // Anything that arrived since the last exchange closed (late replies, log
@@ -352,7 +364,10 @@ impl Session {
             timeout_ms,
             fault: None,
         };
-        let receipt = self.transport.send(&bytes, self.config.timeout).await;
+        let receipt = self
+            .transport
+            .send_with(&bytes, self.config.timeout, overrides)
+            .await;
         if let Err(e) = receipt {
             // The server is most likely gone: collect how it ended, briefly.
             let until = Instant::now() + Duration::from_millis(500);
@@ -529,6 +544,12 @@ impl Session {
             }
             received.push(Received { at_ms, item });
             if answers {
+                if let Some(post) = own_post {
+                    // Over HTTP, stay for the end of the request's own exchange (its status,
+                    // content type and SSE framing are judged too), briefly.
+                    self.await_http(post, started, received).await;
+                    break Outcome::Answered { index };
+                }
                 if fence.is_none() {
                     break Outcome::Answered { index };
                 }
@@ -550,12 +571,34 @@ impl Session {
         // Responses that may still come for this exchange (its fence, or a request that timed
         // out) are dropped when they arrive later, instead of being blamed on another probe.
         if let Some(id) = fence {
-            self.stale.insert(id);
+            self.forget(id);
         }
         if let (Outcome::NoAnswer, Expect::Response { id, .. }) = (&outcome, expect) {
-            self.stale.insert(id.clone());
+            self.forget(id.clone());
         }
         outcome
+    }
+
+    /// Reads events (answering server requests, recording frames) until the HTTP exchange
+    /// `post` ends or one second passes; records its [`crate::transport::HttpInfo`].
+    async fn await_http(&mut self, post: u64, started: Instant, received: &mut Vec<Received>) {
+        let until = Instant::now() + Duration::from_secs(1);
+        while let Some(event) = self.transport.recv(until).await {
+            let at_ms = ms_since(started);
+            if let TransportEvent::Http(info) = &event {
+                if info.post == post {
+                    received.push(Received {
+                        at_ms,
+                        item: ReceivedItem::Http(info.clone()),
+                    });
+                    return;
+                }
+                continue;
+            }
+            if let Some(item) = self.absorb(event).await {
+                received.push(Received { at_ms, item });
+            }
+        }
     }
 
     /// Turns a transport event into a received item, answering server-to-client requests on
@@ -564,12 +607,16 @@ impl Session {
         match event {
             TransportEvent::Frame(frame)
                 if matches!(&frame.message, Ok(Message::Response(r))
-                    if r.id().id().is_some_and(|id| self.stale.contains(id))) =>
+                    if r.id().id().is_some_and(|id| self.stale.contains_key(id))) =>
             {
                 if let Ok(Message::Response(r)) = &frame.message
                     && let Some(id) = r.id().id()
+                    && let Some(n) = self.stale.get_mut(id)
                 {
-                    self.stale.remove(id);
+                    *n -= 1;
+                    if *n == 0 {
+                        self.stale.remove(id);
+                    }
                 }
                 None
             }
@@ -701,6 +748,8 @@ impl Session {
     pub async fn initialize(&mut self) -> Result<(Vec<Exchange>, Negotiated), InitError> {
         let requested = self.config.version;
         if !requested.rules().handshake {
+            // The stateless headers go out with server/discover itself.
+            self.transport.set_protocol_version(requested);
             let ex = self.discover().await;
             let negotiated = read_discover(&ex, requested, self.stderr_tail())?;
             self.negotiated = Some(negotiated.clone());

@@ -202,6 +202,19 @@ impl Transport {
         }
     }
 
+    /// Like [`Transport::send`], with some HTTP headers overridden (ignored over stdio).
+    pub async fn send_with(
+        &mut self,
+        bytes: &[u8],
+        timeout: Duration,
+        overrides: http::HeaderOverrides,
+    ) -> Result<SendReceipt, SendError> {
+        match self {
+            Transport::Stdio(t) => t.send(bytes, timeout).await.map(|()| SendReceipt::default()),
+            Transport::Http(t) => Ok(t.send_with(bytes, overrides)),
+        }
+    }
+
     /// Whether each request's response comes back on its own HTTP exchange (so the end of
     /// that exchange ends the wait), rather than on one shared stream.
     pub fn per_request(&self) -> bool {
