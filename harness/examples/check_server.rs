@@ -32,13 +32,17 @@ fn main() {
         let mut findings = Vec::new();
         if let Ok(valid) = strategies::try_arguments(tool) {
             for _ in 0..32 {
-                let Ok(tree) = valid.new_tree(&mut runner) else { break };
+                let Ok(tree) = valid.new_tree(&mut runner) else {
+                    break;
+                };
                 findings.extend(server.check_tool(tool, &tree.current()));
             }
         }
         if let Ok(invalid) = strategies::try_invalid_arguments(tool) {
             for _ in 0..16 {
-                let Ok(tree) = invalid.new_tree(&mut runner) else { break };
+                let Ok(tree) = invalid.new_tree(&mut runner) else {
+                    break;
+                };
                 findings.extend(server.check_invalid(tool, &tree.current()));
             }
         }

@@ -349,7 +349,7 @@ pub fn main() -> i32 {
             http,
         } => {
             if list_flaws {
-                for f in Flaw::every() {
+                for f in Flaw::ALL.iter().copied() {
                     println!("{:<24} {:<34} {}", f.name(), f.invariant(), f.description());
                 }
                 return exit::SUCCESS;
@@ -451,12 +451,11 @@ fn server_spec(args: &RunArgs) -> Result<ServerSpec, crate::transport::StartErro
     match (&args.stdio, &args.http) {
         (Some(line), _) => Ok(ServerSpec::Stdio(process(line)?)),
         (None, Some(url)) => {
-            let parsed = reqwest::Url::parse(url).map_err(|e| {
-                crate::transport::StartError::BadUrl {
+            let parsed =
+                reqwest::Url::parse(url).map_err(|e| crate::transport::StartError::BadUrl {
                     url: url.clone(),
                     reason: e.to_string(),
-                }
-            })?;
+                })?;
             let host = parsed.host_str().unwrap_or_default();
             if !args.allow_remote && !crate::transport::http::is_loopback_host(host) {
                 return Err(crate::transport::StartError::BadUrl {
@@ -637,7 +636,11 @@ fn replay(args: &ReplayArgs) -> i32 {
             exit::SERVER_START
         }
         Ok(outcome) if outcome.reproduced => {
-            for f in outcome.findings.iter().filter(|f| f.code == file.expect.code) {
+            for f in outcome
+                .findings
+                .iter()
+                .filter(|f| f.code == file.expect.code)
+            {
                 println!("STILL FAILS: {} {}: {}", f.code, f.invariant, f.message);
             }
             exit::VIOLATIONS
@@ -645,7 +648,10 @@ fn replay(args: &ReplayArgs) -> i32 {
         Ok(outcome) => {
             println!("FIXED: {} no longer reproduces", file.expect.code);
             for f in &outcome.findings {
-                println!("  (other finding: {} {}: {})", f.code, f.invariant, f.message);
+                println!(
+                    "  (other finding: {} {}: {})",
+                    f.code, f.invariant, f.message
+                );
             }
             exit::SUCCESS
         }
@@ -690,7 +696,10 @@ fn gen_values(args: &GenArgs) -> i32 {
         }
     };
     for note in generator.notes() {
-        eprintln!("mcp-chaos: note: {} at {}: {}", note.keyword, note.pointer, note.message);
+        eprintln!(
+            "mcp-chaos: note: {} at {}: {}",
+            note.keyword, note.pointer, note.message
+        );
     }
     let mut out = std::io::stdout().lock();
     let mut print = |line: serde_json::Value| {
@@ -715,12 +724,17 @@ fn gen_values(args: &GenArgs) -> i32 {
     }
     let mut runner = TestRunner::new_with_rng(
         Config::default(),
-        TestRng::from_seed(RngAlgorithm::ChaCha, &run::generated::tool_seed(args.seed, "gen")),
+        TestRng::from_seed(
+            RngAlgorithm::ChaCha,
+            &run::generated::tool_seed(args.seed, "gen"),
+        ),
     );
     let result = if args.invalid {
         generator.invalid().map(|s| {
             for _ in 0..args.count {
-                let Ok(tree) = s.new_tree(&mut runner) else { break };
+                let Ok(tree) = s.new_tree(&mut runner) else {
+                    break;
+                };
                 let (value, violation) = tree.current();
                 if !print(serde_json::json!({"value": value, "violates": violation})) {
                     break;
@@ -730,7 +744,9 @@ fn gen_values(args: &GenArgs) -> i32 {
     } else {
         generator.valid().map(|s| {
             for _ in 0..args.count {
-                let Ok(tree) = s.new_tree(&mut runner) else { break };
+                let Ok(tree) = s.new_tree(&mut runner) else {
+                    break;
+                };
                 if !print(tree.current()) {
                     break;
                 }

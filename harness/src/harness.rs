@@ -263,7 +263,10 @@ pub mod strategies {
     /// As [`arguments`]; [`try_invalid_arguments`] returns the error instead.
     pub fn invalid_arguments(tool: &Tool) -> BoxedStrategy<(Value, Violation)> {
         try_invalid_arguments(tool).unwrap_or_else(|e| {
-            panic!("mcp-chaos cannot generate invalid arguments for {}: {e}", tool.name)
+            panic!(
+                "mcp-chaos cannot generate invalid arguments for {}: {e}",
+                tool.name
+            )
         })
     }
 

@@ -212,7 +212,8 @@ mod tests {
 
     #[test]
     fn priming_event_then_message() {
-        let (events, anomalies) = read(&[b"id: p1\ndata: \n\nevent: message\nid: e2\ndata: {\"a\":1}\n\n"]);
+        let (events, anomalies) =
+            read(&[b"id: p1\ndata: \n\nevent: message\nid: e2\ndata: {\"a\":1}\n\n"]);
         assert!(anomalies.is_empty());
         assert_eq!(events.len(), 2);
         assert_eq!(events[0].data, "");
@@ -223,7 +224,11 @@ mod tests {
 
     #[test]
     fn line_endings_comments_multiline_and_split_chunks() {
-        let (events, anomalies) = read(&[b": hi\r\ndata: a\r", b"\ndata:b\r\rretry: 1500\ndata: c\n", b"\n"]);
+        let (events, anomalies) = read(&[
+            b": hi\r\ndata: a\r",
+            b"\ndata:b\r\rretry: 1500\ndata: c\n",
+            b"\n",
+        ]);
         assert!(anomalies.is_empty(), "{anomalies:?}");
         assert_eq!(events.len(), 2);
         assert_eq!(events[0].data, "a\nb");

@@ -24,8 +24,7 @@ fn proptest_over_generated_arguments() {
 /// The same check finds a planted crash, and proptest shrinks it to a minimal text.
 #[test]
 fn proptest_finds_and_shrinks_a_planted_crash() {
-    let server =
-        Harness::stdio(&fixture_command(&["crash-on-nul"])).expect("the fixture starts");
+    let server = Harness::stdio(&fixture_command(&["crash-on-nul"])).expect("the fixture starts");
     let echo = server.tool("echo").expect("an echo tool").clone();
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases: 256,
@@ -54,7 +53,14 @@ fn example_check_server_runs_clean_on_the_fixture() {
     if !example.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = std::process::Command::new(cargo)
-            .args(["build", "--quiet", "-p", "mcp-chaos", "--example", "check_server"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "mcp-chaos",
+                "--example",
+                "check_server",
+            ])
             .status()
             .expect("cargo runs");
         assert!(status.success());
@@ -64,6 +70,10 @@ fn example_check_server_runs_clean_on_the_fixture() {
         .output()
         .expect("the example runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("echo: 0 finding(s)"), "{stdout}");
 }

@@ -60,9 +60,17 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                     "tools/call {tool} was cancelled, and the server still answered it (error {})",
                     e.code
                 ),
-                None => format!("tools/call {tool} was cancelled, and the server still answered it with a result"),
+                None => format!(
+                    "tools/call {tool} was cancelled, and the server still answered it with a result"
+                ),
             };
-            vec![finding(&RESPONSE_AFTER_CANCEL, Severity::Warning, ctx, ex, message)]
+            vec![finding(
+                &RESPONSE_AFTER_CANCEL,
+                Severity::Warning,
+                ctx,
+                ex,
+                message,
+            )]
         }
         _ => Vec::new(),
     }

@@ -29,7 +29,11 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             Some(Severity::Violation),
         ),
         // 2026-07-28: missing `_meta` fields MUST get -32602.
-        Probe::MissingMeta => (INVALID_PARAMS, Severity::Violation, Some(Severity::Violation)),
+        Probe::MissingMeta => (
+            INVALID_PARAMS,
+            Severity::Violation,
+            Some(Severity::Violation),
+        ),
         Probe::InvalidCallParams { .. } => {
             (INVALID_PARAMS, Severity::Warning, Some(Severity::Warning))
         }

@@ -52,10 +52,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     match violation {
         None => {
             let rejected = match (error, result) {
-                (Some(e), _) if e.code == INVALID_PARAMS => Some(format!(
-                    "JSON-RPC error -32602 ({:?})",
-                    e.message
-                )),
+                (Some(e), _) if e.code == INVALID_PARAMS => {
+                    Some(format!("JSON-RPC error -32602 ({:?})", e.message))
+                }
                 (None, Some(r)) if is_error_result(r) && blames_arguments(&result_text(r)) => {
                     Some("an isError result that blames the arguments".to_owned())
                 }
@@ -76,7 +75,11 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             }
         }
         Some(v) => {
-            let at = if v.pointer.is_empty() { "/" } else { &v.pointer };
+            let at = if v.pointer.is_empty() {
+                "/"
+            } else {
+                &v.pointer
+            };
             let what = format!("{} at {at:?} ({})", v.keyword, v.description);
             if result.is_some_and(|r| !is_error_result(r)) {
                 let mut f = finding(
@@ -187,8 +190,12 @@ mod tests {
 
     #[test]
     fn validation_vocabulary() {
-        assert!(blames_arguments("Invalid arguments for tool echo: expected string"));
-        assert!(blames_arguments("1 validation error for get_current_timeArguments"));
+        assert!(blames_arguments(
+            "Invalid arguments for tool echo: expected string"
+        ));
+        assert!(blames_arguments(
+            "1 validation error for get_current_timeArguments"
+        ));
         assert!(blames_arguments("'city' is a required property"));
         assert!(!blames_arguments("No weather data for city xyz"));
         assert!(!blames_arguments("Invalid timezone: 'Mars/Base'"));

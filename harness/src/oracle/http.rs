@@ -42,7 +42,11 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                     Severity::Violation,
                     format!(
                         "an accepted notification was answered with HTTP {s}{}; it MUST get 202 Accepted with no body",
-                        if info.body_bytes > 0 { " and a body" } else { "" }
+                        if info.body_bytes > 0 {
+                            " and a body"
+                        } else {
+                            ""
+                        }
                     ),
                 );
             }
@@ -50,23 +54,32 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         Probe::UnknownMethod { method } if !rules.handshake && status != Some(404) => {
             status_finding(
                 Severity::Violation,
-                format!("the unknown method {method:?} got {said}; in {} it MUST get HTTP 404 with -32601", ctx.version),
+                format!(
+                    "the unknown method {method:?} got {said}; in {} it MUST get HTTP 404 with -32601",
+                    ctx.version
+                ),
             );
         }
         Probe::MissingMeta if status != Some(400) => status_finding(
             Severity::Violation,
-            format!("a request without the required _meta fields got {said}; it MUST get HTTP 400 with -32602"),
+            format!(
+                "a request without the required _meta fields got {said}; it MUST get HTTP 400 with -32602"
+            ),
         ),
         Probe::VersionNegotiation { .. } if !rules.handshake && status != Some(400) => {
             status_finding(
                 Severity::Violation,
-                format!("a request for an unsupported protocol version got {said}; it MUST get HTTP 400 with -32022"),
+                format!(
+                    "a request for an unsupported protocol version got {said}; it MUST get HTTP 400 with -32022"
+                ),
             );
         }
         Probe::Http { what } => match what {
             HttpProbe::BadVersionHeader if status != Some(400) => status_finding(
                 Severity::Violation,
-                format!("a request with MCP-Protocol-Version: 1999-01-01 got {said}; an invalid or unsupported version MUST get HTTP 400"),
+                format!(
+                    "a request with MCP-Protocol-Version: 1999-01-01 got {said}; an invalid or unsupported version MUST get HTTP 400"
+                ),
             ),
             HttpProbe::UnknownSession | HttpProbe::DeletedSession if status != Some(404) => {
                 status_finding(
@@ -84,7 +97,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             HttpProbe::NoSession if status.is_some_and(|s| (200..300).contains(&s)) => {
                 status_finding(
                     Severity::Warning,
-                    format!("a request without the session id the server issued got {said}; it SHOULD get 400"),
+                    format!(
+                        "a request without the session id the server issued got {said}; it SHOULD get 400"
+                    ),
                 )
             }
             HttpProbe::Get => {
@@ -99,17 +114,28 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 };
                 if !ok {
                     let (severity, want) = if rules.handshake {
-                        (Severity::Violation, "an SSE stream (200, text/event-stream) or 405 Method Not Allowed")
+                        (
+                            Severity::Violation,
+                            "an SSE stream (200, text/event-stream) or 405 Method Not Allowed",
+                        )
                     } else {
-                        (Severity::Warning, "405 Method Not Allowed (2026-07-28 has no GET stream)")
+                        (
+                            Severity::Warning,
+                            "405 Method Not Allowed (2026-07-28 has no GET stream)",
+                        )
                     };
-                    status_finding(severity, format!("GET on the MCP endpoint got {said}; it should get {want}"));
+                    status_finding(
+                        severity,
+                        format!("GET on the MCP endpoint got {said}; it should get {want}"),
+                    );
                 }
             }
             HttpProbe::Delete if status.is_some_and(|s| !(200..300).contains(&s) && s != 405) => {
                 status_finding(
                     Severity::Warning,
-                    format!("DELETE of the session got {said}; a server ends the session (2xx) or refuses with 405"),
+                    format!(
+                        "DELETE of the session got {said}; a server ends the session (2xx) or refuses with 405"
+                    ),
                 )
             }
             HttpProbe::MissingMethodHeader if status != Some(400) || error_code != Some(-32020) => {
@@ -117,7 +143,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                     Severity::Violation,
                     format!(
                         "a 2026-07-28 request without the Mcp-Method header got {said}{}; it MUST get HTTP 400 with -32020",
-                        error_code.map(|c| format!(" and error {c}")).unwrap_or_default()
+                        error_code
+                            .map(|c| format!(" and error {c}"))
+                            .unwrap_or_default()
                     ),
                 )
             }
@@ -148,7 +176,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         && let Some(code) = error_code
         && matches!(code, -32022..=-32020)
         && status != Some(400)
-        && !matches!(ex.probe, Probe::Http { .. } | Probe::VersionNegotiation { .. })
+        && !matches!(
+            ex.probe,
+            Probe::Http { .. } | Probe::VersionNegotiation { .. }
+        )
     {
         out.push(finding(
             &HTTP_STATUS,
@@ -162,7 +193,12 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         && (200..300).contains(&s)
         && s != 202
         && info.body_bytes > 0
-        && !matches!(ex.probe, Probe::Http { what: HttpProbe::Get })
+        && !matches!(
+            ex.probe,
+            Probe::Http {
+                what: HttpProbe::Get
+            }
+        )
     {
         let ok = info.content_type.as_deref().is_some_and(|c| {
             let c = c.trim_start().to_ascii_lowercase();
@@ -198,7 +234,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             Severity::Violation,
             ctx,
             ex,
-            format!("the SSE response is malformed: {}", info.sse_anomalies.join("; ")),
+            format!(
+                "the SSE response is malformed: {}",
+                info.sse_anomalies.join("; ")
+            ),
         ));
     }
     out

@@ -31,7 +31,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                         && !matches!(ex.probe, crate::session::Probe::LargeRequest { .. }) =>
                 {
                     format!(
-                    "request id {id} was answered with id {rid}, although the id was readable; \
+                        "request id {id} was answered with id {rid}, although the id was readable; \
                      null is only for requests whose id cannot be read"
                     )
                 }

@@ -86,7 +86,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             )],
         },
         Some("tools/list") => list_tools_result(result, ctx.version),
-        Some("tools/call") if result.get("resultType").and_then(Value::as_str) != Some("input_required") => {
+        Some("tools/call")
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") =>
+        {
             call_tool_result(result, ctx.version)
         }
         _ => Vec::new(),
@@ -173,7 +175,10 @@ pub fn discover_result(result: &Value) -> Vec<String> {
     }
     match result.get("supportedVersions") {
         Some(Value::Array(v)) if v.iter().all(Value::is_string) => {}
-        Some(other) => out.push(format!("supportedVersions is {}, not an array of strings", kind(other))),
+        Some(other) => out.push(format!(
+            "supportedVersions is {}, not an array of strings",
+            kind(other)
+        )),
         None => out.push("supportedVersions is missing".into()),
     }
     need_object(result, "capabilities", "", &mut out);

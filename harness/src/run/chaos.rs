@@ -138,8 +138,7 @@ impl Campaign<'_> {
             self.session.as_mut().map(|s| s.transport_mut()),
             Some(Transport::Stdio(_))
         );
-        if !stdio || !self.announce("pipelined and split writes") || !self.ensure_session().await
-        {
+        if !stdio || !self.announce("pipelined and split writes") || !self.ensure_session().await {
             return;
         }
         let Some(session) = self.session.as_mut() else {
@@ -238,7 +237,9 @@ impl Campaign<'_> {
         } else {
             let cancel = wire::to_line(&wire::notification(
                 "notifications/cancelled",
-                Some(json!({"requestId": call_id.to_value(), "reason": "mcp-chaos cancellation probe"})),
+                Some(
+                    json!({"requestId": call_id.to_value(), "reason": "mcp-chaos cancellation probe"}),
+                ),
             ));
             frames.push(Outgoing::new(
                 Probe::Cancel,
@@ -310,7 +311,8 @@ impl Campaign<'_> {
                 old.shutdown().await;
                 self.judge_stdio_disconnect(&exchanges[1], status, &stderr);
             }
-            self.restart("the disconnect probe closed the server's input").await;
+            self.restart("the disconnect probe closed the server's input")
+                .await;
         } else {
             self.finish_group(&exchanges).await;
         }
@@ -338,7 +340,11 @@ impl Campaign<'_> {
             ex,
             format!(
                 "when its input closed during a tool call the server crashed ({how}) instead of exiting cleanly{}",
-                if tail.is_empty() { String::new() } else { format!("; its stderr ends with: {tail}") }
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its stderr ends with: {tail}")
+                }
             ),
         );
         self.add(vec![f]);

@@ -106,6 +106,20 @@ impl Campaign<'_> {
                     Case::Invalid { value, violation } => (value, Some(violation)),
                 };
                 let outcome = self.run_case(tool, value, violation, "boundary").await;
+                let outcome = self.finalize(outcome);
+                self.add(outcome.findings);
+            }
+        }
+        // 2. Hostile strings (NUL, RTL marks, emoji, path traversal, SQL and shell
+        //    metacharacters, templates, a 1 MiB string) in each top-level string property of
+        //    a small valid value, where the schema admits them.
+        if let Ok(example) = generator.example() {
+            for (_, value) in hostile_variants(&generator, input_schema, &example) {
+                if self.gave_up || over(started) {
+                    break;
+                }
+                let outcome = self.run_case(tool, value, None, "hostile").await;
+                let outcome = self.finalize(outcome);
                 self.add(outcome.findings);
             }
         }
@@ -113,7 +127,7 @@ impl Campaign<'_> {
             Config::default(),
             TestRng::from_seed(RngAlgorithm::ChaCha, &tool_seed(self.config.seed, tool)),
         );
-        // 2. Random valid arguments.
+        // 3. Random valid arguments.
         if let Ok(strategy) = generator.valid() {
             for _ in 0..self.config.cases {
                 if self.gave_up || over(started) {
@@ -124,12 +138,17 @@ impl Campaign<'_> {
                 };
                 let outcome = self.run_case(tool, tree.current(), None, "random").await;
                 let outcome = self
-                    .shrink(tool, outcome, |t: &mut _| (ValueTree::current(t), None), &mut tree)
+                    .shrink(
+                        tool,
+                        outcome,
+                        |t: &mut _| (ValueTree::current(t), None),
+                        &mut tree,
+                    )
                     .await;
                 self.add(outcome.findings);
             }
         }
-        // 3. Random arguments breaking one constraint.
+        // 4. Random arguments breaking one constraint.
         if let Ok(strategy) = generator.invalid() {
             for _ in 0..self.config.cases.div_ceil(2) {
                 if self.gave_up || over(started) {
@@ -158,9 +177,9 @@ impl Campaign<'_> {
 
     fn schema_finding(&mut self, tool: &str, error: &GenError) {
         let severity_message = match error {
-            GenError::Unsatisfiable { reason } => {
-                Some(format!("no value satisfies the inputSchema of {tool}: {reason}"))
-            }
+            GenError::Unsatisfiable { reason } => Some(format!(
+                "no value satisfies the inputSchema of {tool}: {reason}"
+            )),
             GenError::UnsafeForced { pointer, value } => Some(format!(
                 "the inputSchema of {tool} forces a value off this machine at {pointer:?} ({value}); mcp-chaos does not send it"
             )),
@@ -255,8 +274,7 @@ impl Campaign<'_> {
             } else {
                 tree.complicate()
             };
-            if !moved || steps >= SHRINK_STEPS || started.elapsed() >= SHRINK_TIME || self.gave_up
-            {
+            if !moved || steps >= SHRINK_STEPS || started.elapsed() >= SHRINK_TIME || self.gave_up {
                 break;
             }
             steps += 1;
@@ -280,17 +298,60 @@ impl Campaign<'_> {
                 );
             }
         }
+        self.finalize(best)
+    }
+
+    /// Writes a replay file for each violation of a (final) case, with `--replays DIR`.
+    fn finalize(&mut self, mut outcome: CaseOutcome) -> CaseOutcome {
         if let Some(dir) = &self.config.replays {
-            let ctx_version = self.context().version;
-            for f in best.findings.iter_mut().filter(|f| f.code == target) {
-                if let Ok(path) = super::replay::write(dir, self.config, ctx_version, &best.exchange, f)
+            let version = self.context().version;
+            for f in outcome
+                .findings
+                .iter_mut()
+                .filter(|f| f.severity == Severity::Violation)
+            {
+                if let Ok(path) =
+                    super::replay::write(dir, self.config, version, &outcome.exchange, f)
                 {
                     f.replay = Some(path.display().to_string());
                 }
             }
         }
-        best
+        outcome
     }
+}
+
+/// Each hostile string put into each top-level string property of `example`, when the result
+/// still satisfies the schema.
+fn hostile_variants(
+    generator: &Generator,
+    input_schema: &Value,
+    example: &Value,
+) -> Vec<(String, Value)> {
+    let Some(props) = input_schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (name, schema) in props {
+        let is_string = match schema.get("type") {
+            Some(Value::String(t)) => t == "string",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+            _ => false,
+        };
+        if !is_string {
+            continue;
+        }
+        for hostile in crate::generate::hostile_strings() {
+            let mut value = example.clone();
+            if let Some(obj) = value.as_object_mut() {
+                obj.insert(name.clone(), Value::from(*hostile));
+            }
+            if generator.is_valid(&value) {
+                out.push((name.clone(), value));
+            }
+        }
+    }
+    out
 }
 
 fn dead_exchange(probe: Probe) -> Exchange {

@@ -44,7 +44,10 @@ impl ServerSpec {
     pub fn identity(&self) -> (Option<String>, Option<String>) {
         match self {
             ServerSpec::Stdio(c) => (Some(c.display()), None),
-            ServerSpec::Http(c) => (c.start.as_ref().map(StdioConfig::display), Some(c.url.clone())),
+            ServerSpec::Http(c) => (
+                c.start.as_ref().map(StdioConfig::display),
+                Some(c.url.clone()),
+            ),
         }
     }
 
@@ -1161,7 +1164,10 @@ impl Campaign<'_> {
             };
             // Over HTTP the header must name the same version as `_meta`, or the answer is a
             // header mismatch (-32020) instead of an unsupported version (-32022).
-            let header = vec![("mcp-protocol-version".to_owned(), Some(BOGUS_VERSION.to_owned()))];
+            let header = vec![(
+                "mcp-protocol-version".to_owned(),
+                Some(BOGUS_VERSION.to_owned()),
+            )];
             let ex = session
                 .send_with_headers(probe, frame, expect, header)
                 .await;
@@ -1175,8 +1181,7 @@ impl Campaign<'_> {
         let Ok(transport) = self.server.start().await else {
             return;
         };
-        let mut session =
-            Session::new(transport, ClientConfig::new(version, self.config.timeout));
+        let mut session = Session::new(transport, ClientConfig::new(version, self.config.timeout));
         let ex = session.initialize_with(BOGUS_VERSION).await;
         self.session = Some(session);
         self.record(&ex);

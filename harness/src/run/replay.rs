@@ -93,7 +93,9 @@ impl ServerFile {
                 c.start = start.as_deref().and_then(stdio);
                 ServerSpec::Http(c)
             }
-            other => ServerSpec::Stdio(stdio(other).unwrap_or_else(|| StdioConfig::new("", vec![]))),
+            other => {
+                ServerSpec::Stdio(stdio(other).unwrap_or_else(|| StdioConfig::new("", vec![])))
+            }
         }
     }
 }
@@ -147,7 +149,9 @@ pub fn write(
         ..
     } = &exchange.probe
     else {
-        return Err(std::io::Error::other("only generated cases have replay files"));
+        return Err(std::io::Error::other(
+            "only generated cases have replay files",
+        ));
     };
     std::fs::create_dir_all(dir)?;
     let file = ReplayFile {
@@ -158,7 +162,9 @@ pub fn write(
         tool: tool.clone(),
         arguments: arguments.clone(),
         violation: violation.clone(),
-        frame: String::from_utf8_lossy(&exchange.sent).trim_end().to_owned(),
+        frame: String::from_utf8_lossy(&exchange.sent)
+            .trim_end()
+            .to_owned(),
         expect: Expectation {
             code: finding.code.clone(),
             invariant: finding.invariant.clone(),
@@ -167,7 +173,13 @@ pub fn write(
     };
     let safe: String = tool
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let mut n = 1;
     let path = loop {
@@ -217,8 +229,8 @@ pub async fn replay(
     let table = ToolTable::new(&tools, negotiated.version);
     let id = session.next_id();
     // The saved frame, with a fresh id so that it never collides with the session's own.
-    let mut frame: Value =
-        serde_json::from_str(&file.frame).map_err(|e| format!("the saved frame is not JSON: {e}"))?;
+    let mut frame: Value = serde_json::from_str(&file.frame)
+        .map_err(|e| format!("the saved frame is not JSON: {e}"))?;
     frame["id"] = id.to_value();
     let probe = Probe::Generated {
         tool: file.tool.clone(),

@@ -160,7 +160,11 @@ impl Probe {
             } => format!(
                 "tools/call {tool} with arguments breaking {} at {:?}",
                 v.keyword,
-                if v.pointer.is_empty() { "/" } else { &v.pointer }
+                if v.pointer.is_empty() {
+                    "/"
+                } else {
+                    &v.pointer
+                }
             ),
             Probe::UnknownTool { name } => format!("tools/call of unknown tool {name:?}"),
             Probe::UnknownMethod { method } => format!("unknown method {method:?}"),
@@ -485,10 +489,12 @@ impl Exchange {
 
     /// The HTTP exchange that carried the probe's frame, over HTTP.
     pub fn http(&self) -> Option<&crate::transport::HttpInfo> {
-        self.received[self.preceding..].iter().find_map(|r| match &r.item {
-            ReceivedItem::Http(info) => Some(info),
-            _ => None,
-        })
+        self.received[self.preceding..]
+            .iter()
+            .find_map(|r| match &r.item {
+                ReceivedItem::Http(info) => Some(info),
+                _ => None,
+            })
     }
 
     /// Whether the server exited during the exchange.

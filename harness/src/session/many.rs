@@ -89,7 +89,11 @@ impl Session {
                 }
                 continue;
             }
-            let until = if all_sent { deadline } else { next_at.min(deadline) };
+            let until = if all_sent {
+                deadline
+            } else {
+                next_at.min(deadline)
+            };
             let Some(event) = self.transport.recv(until).await else {
                 if self.transport.has_exited().is_some() {
                     gone = true;
@@ -118,7 +122,9 @@ impl Session {
                                 let text = id.to_string();
                                 let text = text.trim_matches('"');
                                 frames.iter().position(|fr| {
-                                    fr.ids.iter().any(|own| own.to_string().trim_matches('"') == text)
+                                    fr.ids
+                                        .iter()
+                                        .any(|own| own.to_string().trim_matches('"') == text)
                                 })
                             })
                     }),

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-pub use many::{Action, Outgoing};
 pub use exchange::{
     Exchange, Expect, FaultContext, HttpProbe, Outcome, Probe, Received, ReceivedItem, Retry,
     UpstreamHit,
 };
+pub use many::{Action, Outgoing};
 
 use crate::protocol::ProtocolVersion;
 use crate::transport::http as transport_http;
@@ -684,11 +684,8 @@ impl Session {
                 HttpProbe::Delete => ("DELETE", None, Vec::new()),
                 HttpProbe::DeletedSession => ("POST", Some(ping), Vec::new()),
                 HttpProbe::MissingMethodHeader => {
-                    let list = wire::to_line(&wire::request(
-                        &id,
-                        "tools/list",
-                        self.with_meta(None),
-                    ));
+                    let list =
+                        wire::to_line(&wire::request(&id, "tools/list", self.with_meta(None)));
                     ("POST", Some(list), vec![("mcp-method".into(), None)])
                 }
             };
@@ -712,7 +709,10 @@ impl Session {
                 if matches!(&f.message, Ok(Message::Response(resp))
                     if resp.id().id() == Some(&id) || (resp.is_error() && resp.id().id().is_none())))
         });
-        let failed = info.status.is_none().then(|| info.error.clone().unwrap_or_default());
+        let failed = info
+            .status
+            .is_none()
+            .then(|| info.error.clone().unwrap_or_default());
         received.push(Received {
             at_ms: ms_since(started),
             item: ReceivedItem::Http(info),

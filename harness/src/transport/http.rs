@@ -155,13 +155,14 @@ impl HttpTransport {
         if let Some(process) = &process {
             wait_for_port(process, &host, port, config.start_timeout).await?;
         }
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .map_err(|e| StartError::BadUrl {
-                url: config.url.clone(),
-                reason: e.to_string(),
-            })?;
+        let client =
+            reqwest::Client::builder()
+                .no_proxy()
+                .build()
+                .map_err(|e| StartError::BadUrl {
+                    url: config.url.clone(),
+                    reason: e.to_string(),
+                })?;
         Ok(HttpTransport {
             client,
             url,
@@ -500,7 +501,10 @@ async fn wait_for_port(
     timeout: Duration,
 ) -> Result<(), StartError> {
     let deadline = Instant::now() + timeout;
-    let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_owned();
     loop {
         if let Some(status) = process.has_exited() {
             return Err(StartError::Exited {
@@ -548,15 +552,18 @@ async fn run_request(
             info.content_type = header("content-type");
             info.session_id = header("mcp-session-id");
             if let Some(id) = &info.session_id {
-                let mut state = state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut state = state
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 if state.session_id.is_none() && !state.stateless {
                     state.session_id = Some(id.clone());
                 }
             }
-            let is_sse = info
-                .content_type
-                .as_deref()
-                .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+            let is_sse = info.content_type.as_deref().is_some_and(|c| {
+                c.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            });
             if is_sse {
                 let mut reader = sse::Reader::new();
                 let mut first = true;
@@ -576,7 +583,8 @@ async fn run_request(
                                     TransportEvent::Oversize {
                                         at: Instant::now(),
                                         len: event.data.len(),
-                                        head: event.data.as_bytes()[..256.min(event.data.len())].to_vec(),
+                                        head: event.data.as_bytes()[..256.min(event.data.len())]
+                                            .to_vec(),
                                     }
                                 } else {
                                     TransportEvent::Frame(Frame::new(event.data.into_bytes()))

@@ -158,7 +158,10 @@ pub enum StartError {
         log: String,
     },
     /// The started server's port did not open in time.
-    #[error("the server did not open port {port} within {timeout_ms} ms{}", tail(log))]
+    #[error(
+        "the server did not open port {port} within {timeout_ms} ms{}",
+        tail(log)
+    )]
     PortTimeout {
         /// The port.
         port: u16,
@@ -195,9 +198,16 @@ impl Transport {
     /// Sends one frame (the stdio transport writes the bytes as given, so include the `\n`;
     /// HTTP POSTs them without it). Fails if the server's input is closed or the write exceeds
     /// `timeout` (stdio). The receipt names the HTTP request that carries the frame.
-    pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<SendReceipt, SendError> {
+    pub async fn send(
+        &mut self,
+        bytes: &[u8],
+        timeout: Duration,
+    ) -> Result<SendReceipt, SendError> {
         match self {
-            Transport::Stdio(t) => t.send(bytes, timeout).await.map(|()| SendReceipt::default()),
+            Transport::Stdio(t) => t
+                .send(bytes, timeout)
+                .await
+                .map(|()| SendReceipt::default()),
             Transport::Http(t) => Ok(t.send(bytes)),
         }
     }
@@ -210,7 +220,10 @@ impl Transport {
         overrides: http::HeaderOverrides,
     ) -> Result<SendReceipt, SendError> {
         match self {
-            Transport::Stdio(t) => t.send(bytes, timeout).await.map(|()| SendReceipt::default()),
+            Transport::Stdio(t) => t
+                .send(bytes, timeout)
+                .await
+                .map(|()| SendReceipt::default()),
             Transport::Http(t) => Ok(t.send_with(bytes, overrides)),
         }
     }
@@ -233,7 +246,10 @@ impl Transport {
     /// `MCP-Protocol-Version` from 2025-06-18 on, and the stateless headers in 2026-07-28).
     pub fn set_protocol_version(&mut self, version: crate::protocol::ProtocolVersion) {
         if let Transport::Http(t) = self {
-            let header = version.rules().http_version_header.then(|| version.as_str().to_owned());
+            let header = version
+                .rules()
+                .http_version_header
+                .then(|| version.as_str().to_owned());
             t.set_protocol_version(header, !version.rules().handshake);
         }
     }

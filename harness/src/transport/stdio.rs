@@ -299,9 +299,9 @@ impl LineSplitter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::{Message, WireError};
     use nix::sys::signal::killpg;
     use nix::unistd::Pid;
-    use crate::wire::{Message, WireError};
 
     fn frames(events: &[TransportEvent]) -> Vec<String> {
         events

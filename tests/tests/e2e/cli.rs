@@ -54,9 +54,20 @@ fn record_writes_a_transcript() {
     let record = dir.path().join("frames");
     let record_arg = record.to_string_lossy().into_owned();
     let command = mcp_chaos_tests::fixture_command(&[]);
-    let run = run_chaos(&["run", "--stdio", &command, "--record", &record_arg]);
+    let run = run_chaos(&[
+        "run",
+        "--stdio",
+        &command,
+        "--record",
+        &record_arg,
+        "--protocol-version",
+        "2025-11-25",
+        "--skip-generated",
+        "--skip-chaos",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let transcript = std::fs::read_to_string(record.join("transcript.jsonl")).expect("a transcript");
+    let transcript =
+        std::fs::read_to_string(record.join("transcript.jsonl")).expect("a transcript");
     let lines: Vec<serde_json::Value> = transcript
         .lines()
         .map(|l| serde_json::from_str(l).expect("json lines"))
@@ -66,7 +77,9 @@ fn record_writes_a_transcript() {
     assert_eq!(lines[0]["probe"], "initialize 2025-11-25");
     let first = std::fs::read(record.join(lines[0]["file"].as_str().unwrap())).unwrap();
     assert!(mcp_chaos::wire::parse(&first).is_ok());
-    let exchanges = run.report.unwrap()["summary"]["exchanges"].as_u64().unwrap();
+    let exchanges = run.report.unwrap()["summary"]["exchanges"]
+        .as_u64()
+        .unwrap();
     let sent = lines.iter().filter(|l| l["direction"] == "sent").count() as u64;
     assert_eq!(sent, exchanges);
 }

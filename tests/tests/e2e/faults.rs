@@ -22,6 +22,9 @@ fn fault_run(flaws: &[&str], extra: &[&str]) -> mcp_chaos_tests::ChaosRun {
         "--skip-probes",
         "--skip-version-probe",
         "--skip-chaos",
+        "--skip-generated",
+        "--protocol-version",
+        "2025-11-25",
         "--seed",
         "42",
     ];
@@ -104,6 +107,8 @@ fn check(flaw: &str, invariant: &str, violation: bool) {
 
 macro_rules! fault_flaw_tests {
     ($($name:ident = $flaw:literal => $invariant:literal, $violation:literal;)*) => {
+        /// The flaws covered here.
+        pub const FAULT_FLAWS: &[&str] = &[$($flaw),*];
         $(
             #[doc = concat!("The flaw `", $flaw, "` is caught as `", $invariant, "`.")]
             #[test]

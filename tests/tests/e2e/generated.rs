@@ -1,0 +1,214 @@
+//! The generated phase end to end: each argument-handling flaw is caught as exactly its
+//! invariant; a planted crash on one string value is found by the generator within the
+//! default case budget and shrunk to that value; a saved finding replays; `mcp-chaos gen`
+//! output holds under an independent validator for every schema of the corpus.
+
+use std::path::PathBuf;
+
+use mcp_chaos_tests::{fixture_command, run_chaos};
+
+fn generated_run(flaws: &[&str], extra: &[&str]) -> mcp_chaos_tests::ChaosRun {
+    let command = fixture_command(flaws);
+    let mut args = vec![
+        "run",
+        "--stdio",
+        &command,
+        "--skip-probes",
+        "--skip-chaos",
+        "--skip-version-probe",
+        "--seed",
+        "7",
+    ];
+    if !extra.contains(&"--protocol-version") {
+        args.extend(["--protocol-version", "2025-11-25"]);
+    }
+    args.extend_from_slice(extra);
+    run_chaos(&args)
+}
+
+fn check(flaw: &str, invariant: &str, violation: bool) {
+    let run = generated_run(&[flaw], &[]);
+    assert_eq!(
+        run.invariants(),
+        vec![invariant.to_owned()],
+        "{flaw}: {}",
+        run.stdout
+    );
+    assert_eq!(
+        !run.with_severity("violation").is_empty(),
+        violation,
+        "{flaw}: {}",
+        run.stdout
+    );
+}
+
+macro_rules! generated_tests {
+    ($($name:ident = $flaw:literal => $invariant:literal, $violation:literal;)*) => {
+        /// The flaws covered here (and `crash-on-nul`, below).
+        pub const GENERATED_FLAWS: &[&str] = &["crash-on-nul", $($flaw),*];
+        $(
+            #[doc = concat!("`", $flaw, "` is caught as `", $invariant, "`.")]
+            #[test]
+            fn $name() {
+                check($flaw, $invariant, $violation);
+            }
+        )*
+    };
+}
+
+generated_tests! {
+    rejects_valid_args = "rejects-valid-args" => "valid-args-rejected", true;
+    accepts_invalid_args = "accepts-invalid-args" => "invalid-args-accepted", false;
+    validation_as_protocol_error = "validation-as-protocol-error" => "invalid-args-wrong-channel", false;
+    unsatisfiable_schema = "unsatisfiable-schema" => "unsatisfiable-input-schema", false;
+}
+
+/// Under 2025-06-18 a -32602 for invalid arguments is fine (either channel is accepted).
+#[test]
+fn protocol_error_for_invalid_arguments_is_fine_before_2025_11_25() {
+    let run = generated_run(
+        &["validation-as-protocol-error"],
+        &["--protocol-version", "2025-06-18"],
+    );
+    assert_eq!(
+        run.findings(),
+        Vec::<serde_json::Value>::new(),
+        "{}",
+        run.stdout
+    );
+}
+
+/// A crash on a NUL in `echo`'s text is found with the default budget, shrunk to exactly
+/// `{"text": "\u0000"}`, saved as a replay file, and the replay reproduces it.
+#[test]
+fn planted_crash_is_found_shrunk_and_replayed() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let replays = dir.path().join("replays");
+    let replays_arg = replays.to_string_lossy().into_owned();
+    let run = generated_run(&["crash-on-nul"], &["--replays", &replays_arg]);
+    let crashes: Vec<_> = run
+        .findings()
+        .into_iter()
+        .filter(|f| f["invariant"] == "crash-on-input")
+        .collect();
+    assert!(
+        !crashes.is_empty(),
+        "the crash was not found: {}",
+        run.stdout
+    );
+    let minimal = serde_json::json!({"text": "\u{0}"});
+    let shrunk = crashes
+        .iter()
+        .find(|f| {
+            f["replay"].as_str().is_some_and(|p| {
+                std::fs::read_to_string(p)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                    .is_some_and(|r| r["arguments"] == minimal)
+            })
+        })
+        .unwrap_or_else(|| panic!("no crash with the minimal arguments: {crashes:#?}"));
+    let replay = PathBuf::from(shrunk["replay"].as_str().expect("a replay file"));
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&replay).expect("readable")).expect("json");
+    assert_eq!(file["arguments"], serde_json::json!({"text": "\u{0}"}));
+    assert_eq!(file["expect"]["invariant"], "crash-on-input");
+    // The saved finding replays: it still fails (exit 1).
+    let again = run_chaos(&["replay", &replay.to_string_lossy()]);
+    assert_eq!(again.code, 1, "{}{}", again.stdout, again.stderr);
+    assert!(again.stdout.contains("STILL FAILS"), "{}", again.stdout);
+    // Against the correct fixture it is fixed (exit 0).
+    let fixed = run_chaos(&[
+        "replay",
+        &replay.to_string_lossy(),
+        "--stdio",
+        &fixture_command(&[]),
+    ]);
+    assert_eq!(fixed.code, 0, "{}{}", fixed.stdout, fixed.stderr);
+    assert!(fixed.stdout.contains("FIXED"), "{}", fixed.stdout);
+}
+
+/// `mcp-chaos gen` prints values an independent validator (boon) accepts, and with
+/// `--invalid`, values it rejects, for every schema of the corpus.
+#[test]
+fn gen_output_holds_under_an_independent_validator() {
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/schemas");
+    let mut checked = 0;
+    let mut skipped = Vec::new();
+    for entry in std::fs::read_dir(&corpus).expect("the corpus") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let schema: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("readable")).expect("json");
+        let mut schemas = boon::Schemas::new();
+        let mut compiler = boon::Compiler::new();
+        compiler.enable_format_assertions();
+        let url = "urn:mcp-chaos:schema";
+        if compiler.add_resource(url, schema.clone()).is_err() {
+            skipped.push(path.display().to_string());
+            continue;
+        }
+        let Ok(index) = compiler.compile(url, &mut schemas) else {
+            // boon uses Rust regex for `pattern`; ECMA-only patterns do not compile there.
+            skipped.push(path.display().to_string());
+            continue;
+        };
+        let file = path.to_string_lossy().into_owned();
+        for invalid in [false, true] {
+            let mut args = vec!["gen", file.as_str(), "--count", "25", "--seed", "3"];
+            if invalid {
+                args.push("--invalid");
+            }
+            let run = run_chaos(&args);
+            if run.code != 0 {
+                // A schema the generator cannot serve (unsatisfiable, forced public URL).
+                assert!(run.stderr.contains("mcp-chaos:"), "{file}: {}", run.stderr);
+                continue;
+            }
+            for line in run.stdout.lines() {
+                let v: serde_json::Value =
+                    serde_json::from_str(line).expect("one JSON value per line");
+                let (value, want_valid) = if invalid {
+                    (&v["value"], false)
+                } else {
+                    (&v, true)
+                };
+                // boon computes with f64: integers beyond 2^53 lose precision there (a
+                // multipleOf on them is judged on a rounded number), so those values prove
+                // nothing either way.
+                if beyond_f64(value) {
+                    continue;
+                }
+                let result = schemas.validate(value, index);
+                // boon checks a fractional multipleOf in binary floating point (0.58 is "not
+                // a multiple of 0.01" there); JSON Schema means decimal division.
+                if let Err(e) = &result
+                    && want_valid
+                    && format!("{e:#}").contains("is not multipleOf 0.")
+                {
+                    continue;
+                }
+                assert_eq!(result.is_ok(), want_valid, "{file}: {line}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 2_000, "only {checked} values checked");
+    assert!(skipped.len() < 20, "too many schemas skipped: {skipped:?}");
+}
+
+/// Whether `v` holds a number that f64 cannot represent exactly (|n| > 2^53, or huge floats).
+fn beyond_f64(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Number(n) => {
+            n.as_i64().is_some_and(|i| i.unsigned_abs() > 1 << 53)
+                || n.as_u64().is_some_and(|u| u > 1 << 53)
+                || n.as_f64().is_some_and(|f| f.abs() > 1e15)
+        }
+        serde_json::Value::Array(items) => items.iter().any(beyond_f64),
+        serde_json::Value::Object(map) => map.values().any(beyond_f64),
+        _ => false,
+    }
+}
