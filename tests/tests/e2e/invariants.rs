@@ -134,6 +134,12 @@ const CASES: &[Case] = &[
         invariant: "no-response",
         violation: true,
     },
+    Case {
+        flaw: "panic-in-handler",
+        extra: &[],
+        invariant: "server-died",
+        violation: true,
+    },
 ];
 
 fn check(case: &Case) {
@@ -223,6 +229,7 @@ flaw_tests! {
     echo_version = "echo-version";
     oversize = "oversize";
     no_batch = "no-batch";
+    panic_in_handler = "panic-in-handler";
 }
 
 /// A batch the server drops is only a warning where the protocol does not define batches.
