@@ -17,10 +17,14 @@
 //! - [`run`]: the campaign loop, emitting typed events.
 //! - [`report`] and [`cli`]: consumers of events and the command line.
 //! - [`fixture`]: the bundled fixture server, correct by default, with plantable flaws.
+//! - `fuzz` (feature `arbitrary`): `Arbitrary` MCP messages and the answers a server owes
+//!   them, for cargo-fuzz targets.
 
 pub mod cli;
 pub mod finding;
 pub mod fixture;
+#[cfg(feature = "arbitrary")]
+pub mod fuzz;
 pub mod generate;
 pub mod oracle;
 pub mod protocol;
