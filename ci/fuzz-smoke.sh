@@ -14,7 +14,9 @@
 #   FUZZ_WORK             scratch dir: grown corpora, artifacts, logs (default target/fuzz-smoke)
 #
 # cargo-fuzz is installed with `cargo install cargo-fuzz --locked` when missing. The committed
-# seed corpora under fuzz/corpus/ are read, never written: new inputs go to FUZZ_WORK.
+# seed corpora under fuzz/corpus/ are read, never written: new inputs go to FUZZ_WORK. The
+# stable tests honour CARGO_TARGET_DIR; the fuzz builds always go to fuzz/target (the fuzz
+# crate is its own workspace, built with other flags).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +30,7 @@ FLAWED=mcp_request_flawed
 PLANTED="unsupported argument nesting"
 
 log() { printf '[fuzz-smoke] %s\n' "$*" >&2; }
+fuzz() { env -u CARGO_TARGET_DIR cargo "+$TOOLCHAIN" fuzz "$@"; }
 
 if [[ $# -gt 0 ]]; then
   TARGETS=("$@")
@@ -45,7 +48,7 @@ cargo test --quiet -p mcp-chaos --features arbitrary --lib fuzz::
 cargo test --quiet -p mcp-chaos --features arbitrary --doc fuzz
 
 log "cargo +$TOOLCHAIN fuzz build -s $SANITIZER"
-cargo "+$TOOLCHAIN" fuzz build -s "$SANITIZER"
+fuzz build -s "$SANITIZER"
 
 mkdir -p "$WORK"
 failures=0
@@ -67,7 +70,7 @@ run() {
   mkdir -p "$corpus" "$artifacts"
   dir=$(seeds_of "$target")
   [[ -d "$dir" ]] && seeds=("$dir")
-  cargo "+$TOOLCHAIN" fuzz run -s "$SANITIZER" "$target" "$corpus" "${seeds[@]}" -- \
+  fuzz run -s "$SANITIZER" "$target" "$corpus" "${seeds[@]}" -- \
     -max_total_time="$secs" -timeout=10 -dict=fuzz/mcp.dict \
     -artifact_prefix="$artifacts" -print_final_stats=1 >"$WORK/$target.log" 2>&1
 }
@@ -107,7 +110,7 @@ for target in "${TARGETS[@]}"; do
     failures=$((failures + 1))
     found=$(ls -d "$WORK/artifacts/$target/"* 2>/dev/null || true)
     log "$target: FAILED (exit $rc); log: $WORK/$target.log"
-    grep -E '^(thread .* panicked|==[0-9]+==ERROR)' "$WORK/$target.log" | head -3 >&2 || true
+    grep -m1 -A1 -E 'panicked at|==[0-9]+==ERROR' "$WORK/$target.log" | sed 's/^/    /' >&2 || true
     for f in $found; do
       log "  reproducer: $f   (cargo +$TOOLCHAIN fuzz run $target $f)"
     done
