@@ -1664,10 +1664,7 @@ mod tests {
         }
         assert!(valid > n * 7 / 10, "{valid} of {n} well-formed");
         for v in ProtocolVersion::ALL {
-            for m in Method::requests(v)
-                .into_iter()
-                .chain(Method::notifications(v))
-            {
+            for m in Method::requests(v).iter().chain(Method::notifications(v)) {
                 assert!(
                     methods.contains(&(v, m.as_str().to_owned())),
                     "{v} {m} never generated"
