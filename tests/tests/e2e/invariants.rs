@@ -138,6 +138,12 @@ const CASES: &[Case] = &[
         invariant: "wrong-error-code",
         violation: true,
     },
+    Case {
+        flaw: "panic-in-handler",
+        extra: &[],
+        invariant: "server-died",
+        violation: true,
+    },
 ];
 
 fn check(case: &Case) {
@@ -231,6 +237,7 @@ flaw_tests! {
     oversize = "oversize";
     no_batch = "no-batch";
     stateless_no_meta_check = "stateless-no-meta-check";
+    panic_in_handler = "panic-in-handler";
 }
 
 /// A batch the server drops is only a warning where the protocol does not define batches.
