@@ -253,6 +253,14 @@ catalog! {
          is wasted work and confuses clients that have already moved on. An error whose code is 0 \
          or not an integer is no JSON-RPC error at all. Fix: track in-flight requests by id and \
          abort them on cancel.";
+    EXPECTATION_FAILED = "MC601", "expectation-failed", "server/tools#error-handling",
+        "A scenario step's [[step]] expect (is_error, channel, error_code, content, structuredContent) holds.",
+        "Scenario files state what the server owes for a given call: a missing file or an upstream \
+         404 must come back as a CallToolResult with isError:true and an actionable text, a bad \
+         argument as -32602 or isError:true depending on the protocol version. A failed \
+         expectation means the server answered something else, and the model reading it will \
+         stall or report a failure as a result. Fix the server, or correct the expectation if the \
+         scenario asked for the wrong thing. The message names the step and what was expected.";
 }
 
 /// Looks an invariant up by code (`MC101`) or name (`wrong-error-code`), case-insensitively.

@@ -32,6 +32,7 @@ pub mod oracle;
 pub mod protocol;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod schema;
 pub mod session;
 pub mod sse;

@@ -1,0 +1,3 @@
+//! Scenario files: named, versioned test plans for CI (`mcp-chaos scenario`).
+
+pub mod outcome;
