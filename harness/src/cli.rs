@@ -63,6 +63,13 @@ enum Command {
     /// Re-run a finding saved with --replays and say whether it still fails (exit 1 if it
     /// does, 0 if it is fixed, 2 if the server cannot be started).
     Replay(ReplayArgs),
+    /// Run scenario files (or every *.toml under folders, but baseline.toml) for CI: each
+    /// starts its server, plays its [[step]]s and checks its expectations; findings not
+    /// accepted by the scenario or the baseline fail it. Exit code: 0 all passed, 1 a
+    /// scenario failed, 2 a scenario's server could not be started (the others still run),
+    /// 3 a scenario or baseline file is malformed (nothing runs).
+    #[command(after_help = SCENARIO_HELP)]
+    Scenario(ScenarioArgs),
     /// Print arguments generated from a JSON Schema (a tool's inputSchema), one JSON value per
     /// line: what the schema admits (or, with --invalid, values breaking one constraint each).
     Gen(GenArgs),
@@ -130,6 +137,85 @@ struct ReplayArgs {
     /// Deadline for each request, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
     timeout_ms: u64,
+}
+
+const SCENARIO_HELP: &str = "\
+Scenario files are TOML; see scenarios/README.md, and `--schema` for the JSON Schema of the
+format (editors validate with it). A minimal one:
+
+  [server]
+  stdio = [\"npx\", \"-y\", \"@modelcontextprotocol/server-everything\"]
+
+  [[step]]
+  call = { tool = \"echo\", arguments = { message = \"hi\" } }
+  expect = { is_error = false, content_matches = \"hi\" }
+
+  [[step]]
+  campaign = {}
+
+Examples:
+  mcp-chaos scenario scenarios/ --baseline scenarios/baseline.toml
+  mcp-chaos scenario scenarios/ --shard 1/2 --junit out/junit.xml --sarif out/results.sarif
+  mcp-chaos scenario scenarios/fixture --update-baseline --baseline scenarios/baseline.toml
+
+Exit codes:
+  0    every scenario passed
+  1    a scenario failed (a new finding, or an expectation that did not hold)
+  2    a scenario could not be run (its server did not start); the others still ran
+  3    usage error, or a malformed scenario or baseline file (nothing ran)
+  4    a report could not be written
+  130  interrupted (every server's process tree was killed)";
+
+#[derive(Debug, Args)]
+struct ScenarioArgs {
+    /// Scenario files, or folders searched recursively for *.toml (baseline.toml excepted).
+    #[arg(value_name = "PATH", required_unless_present = "schema")]
+    paths: Vec<PathBuf>,
+    /// Scenarios run at once (default: the number of CPUs). Scenarios with
+    /// `exclusive = true` run alone.
+    #[arg(long, short = 'j', value_name = "N")]
+    jobs: Option<usize>,
+    /// Run only shard I of N (1-based): every Nth scenario of the sorted list, starting at
+    /// the Ith. The N shards together run every scenario exactly once.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<(u32, u32)>,
+    /// Findings accepted for now (TOML; see --update-baseline): reported, but they do not
+    /// fail the run. Baseline entries no longer found are listed as fixed.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Rewrite the --baseline file from this run (entries of scenarios that did not run, as
+    /// in other shards, are kept). New entries get a reason to fill in. Exit 0 unless a
+    /// scenario could not run.
+    #[arg(long, requires = "baseline")]
+    update_baseline: bool,
+    /// Write the suite report as JSON.
+    #[arg(long, value_name = "PATH")]
+    report_json: Option<PathBuf>,
+    /// Write replay files of generated findings under DIR/SCENARIO/.
+    #[arg(long, value_name = "DIR")]
+    replays: Option<PathBuf>,
+    /// List the scenarios that would run (after --shard) and exit.
+    #[arg(long)]
+    list: bool,
+    /// Print the JSON Schema of the scenario format and exit.
+    #[arg(long)]
+    schema: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn parse_shard(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected I/N with 1 <= I <= N, e.g. 1/2; got {s:?}");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 #[derive(Debug, Args)]
@@ -362,6 +448,7 @@ pub fn main() -> i32 {
         Command::Explain { code } => explain(code.as_deref()),
         Command::Replay(args) => replay(&args),
         Command::Gen(args) => gen_values(&args),
+        Command::Scenario(args) => scenario(&args),
         Command::Run(args) => {
             let server = match server_spec(&args) {
                 Ok(c) => c,
@@ -760,6 +847,142 @@ fn gen_values(args: &GenArgs) -> i32 {
             exit::VIOLATIONS
         }
     }
+}
+
+fn scenario(args: &ScenarioArgs) -> i32 {
+    use crate::scenario::{baseline::Baseline, format, run as suite};
+    if args.schema {
+        match serde_json::to_string_pretty(&format::json_schema()) {
+            Ok(text) => {
+                println!("{text}");
+                return exit::SUCCESS;
+            }
+            Err(e) => {
+                eprintln!("mcp-chaos: {e}");
+                return exit::INTERNAL;
+            }
+        }
+    }
+    let files = match format::discover(&args.paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("mcp-chaos: {e}");
+            return exit::USAGE;
+        }
+    };
+    let files = match args.shard {
+        Some((i, n)) => format::shard(files, i, n),
+        None => files,
+    };
+    let mut scenarios = Vec::new();
+    let mut errors = Vec::new();
+    for f in &files {
+        match format::load(f) {
+            Ok(s) => scenarios.push(s),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let mut names: Vec<(&str, &PathBuf)> = Vec::new();
+    for s in &scenarios {
+        if let Some((_, other)) = names.iter().find(|(n, _)| *n == s.name) {
+            errors.push(format!(
+                "{}: scenario name {:?} is already used by {}; names key the baseline, so they must be unique",
+                s.path.display(),
+                s.name,
+                other.display()
+            ));
+        }
+        names.push((&s.name, &s.path));
+    }
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("mcp-chaos: {e}");
+        }
+        return exit::USAGE;
+    }
+    if args.list {
+        for s in &scenarios {
+            println!("{}\t{}", s.name, s.path.display());
+        }
+        return exit::SUCCESS;
+    }
+    if scenarios.is_empty() {
+        eprintln!("mcp-chaos: no scenario files found (an empty shard is not an error)");
+        return exit::SUCCESS;
+    }
+    let baseline = match args.baseline.as_deref().map(Baseline::load).transpose() {
+        Ok(b) => b.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("mcp-chaos: {e}");
+            return exit::USAGE;
+        }
+    };
+    let self_exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-chaos"));
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let options = suite::SuiteOptions {
+        jobs,
+        shard: args.shard,
+        baseline: baseline.clone(),
+        baseline_path: args.baseline.clone(),
+        replays: args.replays.clone(),
+        self_exe,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
+            return exit::INTERNAL;
+        }
+    };
+    let progress = report::suite::SuiteProgress::new(scenarios.len(), args.quiet);
+    let on_event = |e: &suite::SuiteEvent<'_>| progress.event(e);
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            report = suite::run_suite(&scenarios, &options, &on_event) => Some(report),
+            () = interrupt_signal() => None,
+        }
+    });
+    let Some(report) = outcome else {
+        eprintln!("mcp-chaos: interrupted; every server's process tree was killed");
+        return exit::INTERRUPTED;
+    };
+    print!("{}", report::suite::render(&report));
+    if let Some(path) = &args.report_json {
+        let written = serde_json::to_vec_pretty(&report)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| std::fs::write(path, bytes));
+        if let Err(e) = written {
+            eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
+            return exit::INTERNAL;
+        }
+    }
+    if args.update_baseline
+        && let Some(path) = &args.baseline
+    {
+        let updated = baseline.updated(&report);
+        if let Err(e) = updated.save(path) {
+            eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
+            return exit::INTERNAL;
+        }
+        eprintln!(
+            "mcp-chaos: baseline {} updated: {} entries",
+            path.display(),
+            updated.entries.len()
+        );
+        return if report.exit_code() == 2 {
+            exit::SERVER_START
+        } else {
+            exit::SUCCESS
+        };
+    }
+    report.exit_code()
 }
 
 fn explain(code: Option<&str>) -> i32 {

@@ -6,6 +6,9 @@
 //! - [`json`]: the `--report-json` file.
 //! - [`record`]: `--record DIR`, every frame of the run in its own file.
 
+//! - [`suite`]: progress and summary of `mcp-chaos scenario`.
+
 pub mod json;
 pub mod record;
+pub mod suite;
 pub mod terminal;

@@ -70,18 +70,30 @@ pub fn schema_for(input_schema: &Value, version: ProtocolVersion) -> Value {
 }
 
 impl Campaign<'_> {
-    /// Runs the generated phase for every tool (`cases` valid and `cases / 2` invalid random
-    /// cases per tool, after its boundary cases), within the per-tool time budget.
-    pub(super) async fn generated_phase(&mut self, tools: &[(String, Value, String)]) {
+    /// Runs the generated phase for every tool (`valid` valid and `invalid` invalid random
+    /// cases per tool, after its boundary and hostile cases), within the per-tool time budget.
+    pub(super) async fn generated_phase(
+        &mut self,
+        tools: &[(String, Value, String)],
+        valid: usize,
+        invalid: usize,
+    ) {
         for (name, schema, url) in tools {
             if self.gave_up {
                 break;
             }
-            self.generate_tool(name, schema, url).await;
+            self.generate_tool(name, schema, url, valid, invalid).await;
         }
     }
 
-    async fn generate_tool(&mut self, tool: &str, input_schema: &Value, url_base: &str) {
+    async fn generate_tool(
+        &mut self,
+        tool: &str,
+        input_schema: &Value,
+        url_base: &str,
+        valid: usize,
+        invalid: usize,
+    ) {
         let version = self.context().version;
         let schema = schema_for(input_schema, version);
         let opts = GenOptions::with_url_base(url_base);
@@ -129,7 +141,7 @@ impl Campaign<'_> {
         );
         // 3. Random valid arguments.
         if let Ok(strategy) = generator.valid() {
-            for _ in 0..self.config.cases {
+            for _ in 0..valid {
                 if self.gave_up || over(started) {
                     break;
                 }
@@ -150,7 +162,7 @@ impl Campaign<'_> {
         }
         // 4. Random arguments breaking one constraint.
         if let Ok(strategy) = generator.invalid() {
-            for _ in 0..self.config.cases.div_ceil(2) {
+            for _ in 0..invalid {
                 if self.gave_up || over(started) {
                     break;
                 }

@@ -5,6 +5,7 @@
 
 pub mod args;
 mod chaos;
+pub mod driver;
 pub mod faults;
 pub mod generated;
 pub mod replay;
@@ -723,55 +724,9 @@ async fn run_one(
     on_event: &mut dyn FnMut(&Event<'_>),
     only_if_supported: bool,
 ) -> Result<Option<Report>, RunError> {
-    let injectors = if config.faults.is_active() {
-        Some(faults::Injectors::start(&config.faults, config.seed).await?)
-    } else {
-        None
-    };
-    let mut server = config.server.clone();
-    if let Some(env) = server.env_mut() {
-        if let Some(inj) = &injectors {
-            env.extend(inj.env(&config.faults));
-        }
-        env.extend(config.secrets.iter().cloned());
-    }
-    let mut exact: Vec<(LeakKind, String)> = config
-        .secrets
-        .iter()
-        .map(|(_, v)| (LeakKind::Secret, v.clone()))
-        .collect();
-    if let Some(inj) = &injectors {
-        exact.extend(inj.canaries().into_iter().map(|c| (LeakKind::Canary, c)));
-    }
-    let mut campaign = Campaign {
-        config,
-        server,
-        on_event,
-        session: None,
-        version: match config.version {
-            VersionChoice::Exactly(v) => Some(v),
-            _ => None,
-        },
-        only_if_supported,
-        server_stream: false,
-        negotiated: None,
-        tools: ToolTable::default(),
-        exact,
-        injectors,
-        findings: Vec::new(),
-        seen: std::collections::HashMap::new(),
-        redact: config.secrets.iter().map(|(_, v)| v.clone()).collect(),
-        summary: Summary::default(),
-        started: Instant::now(),
-        gave_up: false,
-    };
+    let mut campaign = Campaign::new(config, on_event, only_if_supported).await?;
     let result = campaign.run().await;
-    if let Some(session) = campaign.session.take() {
-        session.shutdown().await;
-    }
-    if let Some(inj) = campaign.injectors.take() {
-        inj.shutdown().await;
-    }
+    campaign.close().await;
     match result {
         Err(RunError::Unsupported) => Ok(None),
         Err(e) => Err(e),
@@ -779,8 +734,141 @@ async fn run_one(
     }
 }
 
+impl<'a> Campaign<'a> {
+    /// A campaign on `config`'s server, with its fault injectors started (nothing else yet).
+    async fn new(
+        config: &'a RunConfig,
+        on_event: &'a mut dyn FnMut(&Event<'_>),
+        only_if_supported: bool,
+    ) -> Result<Campaign<'a>, RunError> {
+        let injectors = if config.faults.is_active() {
+            Some(faults::Injectors::start(&config.faults, config.seed).await?)
+        } else {
+            None
+        };
+        let mut server = config.server.clone();
+        if let Some(env) = server.env_mut() {
+            if let Some(inj) = &injectors {
+                env.extend(inj.env(&config.faults));
+            }
+            env.extend(config.secrets.iter().cloned());
+        }
+        let mut exact: Vec<(LeakKind, String)> = config
+            .secrets
+            .iter()
+            .map(|(_, v)| (LeakKind::Secret, v.clone()))
+            .collect();
+        if let Some(inj) = &injectors {
+            exact.extend(inj.canaries().into_iter().map(|c| (LeakKind::Canary, c)));
+        }
+        Ok(Campaign {
+            config,
+            server,
+            on_event,
+            session: None,
+            version: match config.version {
+                VersionChoice::Exactly(v) => Some(v),
+                _ => None,
+            },
+            only_if_supported,
+            server_stream: false,
+            negotiated: None,
+            tools: ToolTable::default(),
+            plan: Plan::default(),
+            hits: Vec::new(),
+            exact,
+            injectors,
+            findings: Vec::new(),
+            seen: std::collections::HashMap::new(),
+            redact: config.secrets.iter().map(|(_, v)| v.clone()).collect(),
+            summary: Summary::default(),
+            started: Instant::now(),
+            gave_up: false,
+        })
+    }
+
+    /// Shuts the server and the fault injectors down.
+    async fn close(&mut self) {
+        if let Some(session) = self.session.take() {
+            session.shutdown().await;
+        }
+        if let Some(inj) = self.injectors.take() {
+            inj.shutdown().await;
+        }
+    }
+}
+
 /// A started session: the session, what it negotiated, the handshake's exchanges.
 type Started = (Session, Negotiated, Vec<Exchange>);
+
+/// Which phases of a campaign run (each on in [`RunConfig::new`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Phases {
+    /// The protocol probes, and the HTTP session's DELETE at the end.
+    pub probes: bool,
+    /// Tool calls: the baseline calls, and the generated and fault phases.
+    pub tool_calls: bool,
+    /// The generated phase (with `tool_calls`).
+    pub generated: bool,
+    /// Transport chaos.
+    pub chaos: bool,
+    /// The version-negotiation probe.
+    pub version_probe: bool,
+}
+
+impl Phases {
+    /// The phases `config` enables.
+    pub fn of(config: &RunConfig) -> Phases {
+        Phases {
+            probes: config.protocol_probes,
+            tool_calls: config.tool_calls,
+            generated: config.generated,
+            chaos: config.transport_chaos,
+            version_probe: config.version_probe,
+        }
+    }
+}
+
+/// What a campaign will do, decided once the tools are listed.
+#[derive(Debug, Clone, Default)]
+struct Plan {
+    /// The tools as listed.
+    tools: Vec<Value>,
+    /// The protocol probes for the negotiated version and transport.
+    probes: Vec<Step>,
+    /// One call per listed tool: its name and a small valid argument value.
+    calls: Vec<(String, Value)>,
+    /// Per tool: name, `inputSchema`, and the URL base for URL-typed arguments.
+    generated_tools: Vec<(String, Value, String)>,
+    /// The tools whose baseline call reached the fake upstream.
+    upstream_tools: Vec<String>,
+    /// Whether the server keeps an HTTP session (`Mcp-Session-Id`).
+    http_session: bool,
+}
+
+impl Plan {
+    fn first_tool(&self) -> Option<String> {
+        self.calls.first().map(|(name, _)| name.clone())
+    }
+
+    fn first_call(&self) -> Option<(String, Value)> {
+        self.calls.first().cloned()
+    }
+
+    fn first_upstream_call(&self) -> Option<(String, Value)> {
+        self.calls
+            .iter()
+            .find(|(name, _)| self.upstream_tools.contains(name))
+            .cloned()
+    }
+
+    fn arguments(&self, tool: &str) -> Option<&Value> {
+        self.calls
+            .iter()
+            .find(|(name, _)| name == tool)
+            .map(|(_, args)| args)
+    }
+}
 
 struct Campaign<'a> {
     config: &'a RunConfig,
@@ -794,6 +882,10 @@ struct Campaign<'a> {
     server_stream: bool,
     negotiated: Option<Negotiated>,
     tools: ToolTable,
+    plan: Plan,
+    /// Every finding recorded, as an index into `findings`, repeats included (scenario steps
+    /// read the findings they produced from it).
+    hits: Vec<usize>,
     exact: Vec<(LeakKind, String)>,
     injectors: Option<faults::Injectors>,
     redact: Vec<String>,
@@ -818,6 +910,64 @@ impl Campaign<'_> {
     }
 
     async fn run(&mut self) -> Result<(), RunError> {
+        self.prepare().await?;
+        self.phases(Phases::of(self.config)).await;
+        Ok(())
+    }
+
+    /// The phases `phases` enables, in order, after [`Campaign::prepare`].
+    async fn phases(&mut self, phases: Phases) {
+        let config = self.config;
+        let config = RunConfig {
+            protocol_probes: phases.probes,
+            tool_calls: phases.tool_calls,
+            generated: phases.generated,
+            transport_chaos: phases.chaos,
+            version_probe: phases.version_probe,
+            ..config.clone()
+        };
+        (self.on_event)(&Event::Planned {
+            tools: self.plan.tools.len(),
+            steps: usize::from(config.protocol_probes) * self.plan.probes.len()
+                + usize::from(config.tool_calls) * self.plan.calls.len()
+                + usize::from(config.version_probe),
+        });
+        if config.protocol_probes {
+            self.probe_phase().await;
+        }
+        self.listen_to_server_stream();
+        if config.tool_calls {
+            self.baseline_phase().await;
+        }
+        if config.generated && config.tool_calls && !self.gave_up {
+            let tools = self.plan.generated_tools.clone();
+            self.generated_phase(&tools, config.cases, config.cases.div_ceil(2))
+                .await;
+        }
+        if self.injectors.is_some() && config.tool_calls {
+            let tools: Vec<String> = self.plan.upstream_tools.clone();
+            let faults = config.faults.faults.clone();
+            self.fault_phase(&tools, &faults).await;
+        }
+        if config.transport_chaos && !self.gave_up {
+            let (call, slow) = if config.tool_calls {
+                (self.plan.first_call(), self.plan.first_upstream_call())
+            } else {
+                (None, None)
+            };
+            self.transport_chaos(call, slow).await;
+        }
+        if config.protocol_probes {
+            self.end_http_session().await;
+        }
+        if config.version_probe && !self.gave_up {
+            self.version_probe().await;
+        }
+    }
+
+    /// Starts the server, performs the handshake, lists the tools and plans the probes and
+    /// the calls (one small valid argument value per tool).
+    async fn prepare(&mut self) -> Result<(), RunError> {
         let config = self.config;
         self.start_session().await?;
         let (pages, tools) = match self.session.as_mut() {
@@ -828,11 +978,6 @@ impl Campaign<'_> {
             self.record(page);
         }
         self.tools = ToolTable::new(&tools, self.context().version);
-        let names: Vec<String> = tools
-            .iter()
-            .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-            .collect();
-        let mut steps = Vec::new();
         let version = self.context().version;
         let (http, http_session) = match self.session.as_mut() {
             Some(session) => {
@@ -842,144 +987,159 @@ impl Campaign<'_> {
             }
             None => (false, false),
         };
-        if config.protocol_probes {
-            steps.extend(protocol_steps(version, http, http_session));
+        let mut plan = Plan {
+            probes: protocol_steps(version, http, http_session),
+            http_session: http && http_session,
+            ..Plan::default()
+        };
+        for tool in &tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
+            let url = match &self.injectors {
+                Some(inj) if config.faults.url_args => inj.url_for(name),
+                _ => config.url.clone(),
+            };
+            // One small valid value from the generator; the simple builder when the
+            // generator cannot serve this schema (it is then reported in the generated phase).
+            let arguments = crate::generate::Generator::new(
+                &generated::schema_for(&schema, version),
+                &crate::generate::GenOptions::with_url_base(url.clone()),
+            )
+            .and_then(|g| g.example())
+            .unwrap_or_else(|_| args::simple_arguments(&schema, &url));
+            plan.calls.push((name.to_owned(), arguments));
+            plan.generated_tools.push((name.to_owned(), schema, url));
         }
-        let mut calls = Vec::new();
-        let mut generated_tools = Vec::new();
-        if config.tool_calls {
-            for tool in &tools {
-                let Some(name) = tool.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                let schema = tool.get("inputSchema").cloned().unwrap_or(json!({}));
-                let url = match &self.injectors {
-                    Some(inj) if config.faults.url_args => inj.url_for(name),
-                    _ => config.url.clone(),
-                };
-                // One small valid value from the generator; the simple builder when the
-                // generator cannot serve this schema (it is then reported in the generated
-                // phase).
-                let arguments = crate::generate::Generator::new(
-                    &generated::schema_for(&schema, version),
-                    &crate::generate::GenOptions::with_url_base(url.clone()),
-                )
-                .and_then(|g| g.example())
-                .unwrap_or_else(|_| args::simple_arguments(&schema, &url));
-                calls.push(Step::CallTool {
-                    tool: name.to_owned(),
-                    arguments,
-                });
-                generated_tools.push((name.to_owned(), schema, url));
-            }
-        }
-        self.summary.tools = tools.len() as u64;
-        (self.on_event)(&Event::Planned {
-            tools: tools.len(),
-            steps: steps.len() + calls.len() + usize::from(config.version_probe),
-        });
-        let first_tool = names.first().map(String::as_str);
+        plan.tools = tools;
+        self.summary.tools = plan.tools.len() as u64;
+        self.plan = plan;
+        Ok(())
+    }
+
+    /// The protocol probes (malformed frames, unknown method and tool, notifications, batch,
+    /// HTTP-level probes), each followed by a liveness check.
+    async fn probe_phase(&mut self) {
+        let steps = self.plan.probes.clone();
+        let first_tool = self.plan.first_tool();
         for step in &steps {
             if self.gave_up {
                 break;
             }
-            self.step(step, first_tool, None).await;
+            self.step(step, first_tool.as_deref(), None).await;
         }
-        // From here on, listen on the server's standalone stream too (after the GET probe,
-        // which must meet the server without a stream already open).
+    }
+
+    /// From here on, listen on the server's standalone stream too (after the GET probe,
+    /// which must meet the server without a stream already open).
+    fn listen_to_server_stream(&mut self) {
         self.server_stream = true;
         if let Some(session) = self.session.as_mut() {
             session.open_server_stream();
         }
-        // Baseline tool calls; under a fake upstream they also tell which tools call it.
-        let mut upstream_tools = Vec::new();
-        for step in &calls {
+    }
+
+    /// Calls every listed tool once with its planned arguments; under a fake upstream, notes
+    /// which tools call it (`Plan::upstream_tools`).
+    async fn baseline_phase(&mut self) {
+        let calls = self.plan.calls.clone();
+        for (tool, arguments) in calls {
             if self.gave_up {
                 break;
             }
-            let healthy = mcp_chaos_faults::Fault::ok_default();
-            let ex = self.step(step, first_tool, Some(&healthy)).await;
+            let ex = self.call(&tool, arguments, None).await;
             if ex
                 .as_ref()
                 .and_then(|e| e.fault.as_ref())
                 .is_some_and(|f| !f.upstream_requests.is_empty())
+                && !self.plan.upstream_tools.contains(&tool)
             {
-                upstream_tools.push(step.clone());
+                self.plan.upstream_tools.push(tool);
             }
         }
-        if config.generated && !self.gave_up {
-            self.generated_phase(&generated_tools).await;
+    }
+
+    /// Calls `tool` with `arguments` (under `fault` when given, else a healthy upstream) and
+    /// checks liveness after it.
+    async fn call(
+        &mut self,
+        tool: &str,
+        arguments: Value,
+        fault: Option<&mcp_chaos_faults::Fault>,
+    ) -> Option<Exchange> {
+        let step = Step::CallTool {
+            tool: tool.to_owned(),
+            arguments,
+        };
+        let first_tool = self.plan.first_tool();
+        let healthy = mcp_chaos_faults::Fault::ok_default();
+        if let (Some(inj), Some(fault)) = (&self.injectors, fault) {
+            inj.set_fault(fault);
         }
-        if self.injectors.is_some() {
-            for step in &calls {
-                let Step::CallTool { tool, .. } = step else {
-                    continue;
-                };
-                let uses = upstream_tools
-                    .iter()
-                    .any(|s| matches!(s, Step::CallTool { tool: t, .. } if t == tool));
-                let n = if uses { config.faults.faults.len() } else { 0 };
-                (self.on_event)(&Event::FaultPhase { tool, faults: n });
-                if !uses {
-                    continue;
-                }
-                for fault in &config.faults.faults {
-                    if self.gave_up {
-                        break;
-                    }
-                    if let Some(inj) = &self.injectors {
-                        inj.set_fault(fault);
-                    }
-                    self.step(step, first_tool, Some(fault)).await;
-                    if let Some(inj) = &self.injectors {
-                        inj.heal();
-                    }
-                }
+        let ex = self
+            .step(
+                &step,
+                first_tool.as_deref(),
+                Some(fault.unwrap_or(&healthy)),
+            )
+            .await;
+        if let (Some(inj), Some(_)) = (&self.injectors, fault) {
+            inj.heal();
+        }
+        ex
+    }
+
+    /// Calls each of `tools` once under each of `faults`.
+    async fn fault_phase(&mut self, tools: &[String], faults: &[mcp_chaos_faults::Fault]) {
+        let calls = self.plan.calls.clone();
+        for (tool, arguments) in &calls {
+            let uses = tools.contains(tool);
+            let n = if uses { faults.len() } else { 0 };
+            (self.on_event)(&Event::FaultPhase { tool, faults: n });
+            if !uses {
+                continue;
             }
-        }
-        if config.transport_chaos && !self.gave_up {
-            let call = calls.iter().find_map(|s| match s {
-                Step::CallTool { tool, arguments } => Some((tool.clone(), arguments.clone())),
-                _ => None,
-            });
-            let slow = upstream_tools.iter().find_map(|s| match s {
-                Step::CallTool { tool, arguments } => Some((tool.clone(), arguments.clone())),
-                _ => None,
-            });
-            self.transport_chaos(call, slow).await;
-        }
-        if config.protocol_probes && http && http_session && !self.gave_up {
-            // Last, because it ends the session (so no liveness ping follows them).
-            for what in [
-                crate::session::HttpProbe::Delete,
-                crate::session::HttpProbe::DeletedSession,
-            ] {
-                (self.on_event)(&Event::Step {
-                    label: &format!("HTTP {}", what.label()),
-                });
-                let ex = match self.session.as_mut() {
-                    Some(session) => session.http_probe(what).await,
-                    None => None,
-                };
-                let Some(ex) = ex else { break };
-                self.record(&ex);
-                // Only a session that really ended can be checked for 404.
-                let ended = ex
-                    .http()
-                    .and_then(|h| h.status)
-                    .is_some_and(|s| (200..300).contains(&s));
-                if !ended {
+            for fault in faults {
+                if self.gave_up {
                     break;
                 }
-            }
-            if let Some(old) = self.session.take() {
-                old.shutdown().await;
+                self.call(tool, arguments.clone(), Some(fault)).await;
             }
         }
-        if config.version_probe && !self.gave_up {
-            self.version_probe().await;
+    }
+
+    /// Over a Streamable HTTP session: DELETE the session, then use its id again (which must
+    /// get 404). Last, because it ends the session (so no liveness ping follows them).
+    async fn end_http_session(&mut self) {
+        if !self.plan.http_session || self.gave_up {
+            return;
         }
-        Ok(())
+        for what in [
+            crate::session::HttpProbe::Delete,
+            crate::session::HttpProbe::DeletedSession,
+        ] {
+            (self.on_event)(&Event::Step {
+                label: &format!("HTTP {}", what.label()),
+            });
+            let ex = match self.session.as_mut() {
+                Some(session) => session.http_probe(what).await,
+                None => None,
+            };
+            let Some(ex) = ex else { break };
+            self.record(&ex);
+            // Only a session that really ended can be checked for 404.
+            let ended = ex
+                .http()
+                .and_then(|h| h.status)
+                .is_some_and(|s| (200..300).contains(&s));
+            if !ended {
+                break;
+            }
+        }
+        if let Some(old) = self.session.take() {
+            old.shutdown().await;
+        }
     }
 
     /// Starts a server process (or connection) and performs the handshake; records its
@@ -1061,9 +1221,11 @@ impl Campaign<'_> {
             match self.seen.entry(f.dedupe_key()) {
                 std::collections::hash_map::Entry::Occupied(at) => {
                     self.findings[*at.get()].occurrences += 1;
+                    self.hits.push(*at.get());
                 }
                 std::collections::hash_map::Entry::Vacant(slot) => {
                     slot.insert(self.findings.len());
+                    self.hits.push(self.findings.len());
                     (self.on_event)(&Event::Finding { finding: &f });
                     self.findings.push(f);
                 }

@@ -1,0 +1,806 @@
+//! The scenario file format (TOML), its loading and validation.
+//!
+//! A scenario names one server, how to start it (with an optional sandbox of temporary files
+//! and a fake upstream), the steps to play against it in order, and what must hold. Unknown
+//! keys are rejected with an error naming the file, the line and the key; the JSON Schema of
+//! the format ([`json_schema`], committed as `scenarios/scenario.schema.json`) lets editors
+//! validate files as they are written (Taplo / Even Better TOML read a
+//! `#:schema ./scenario.schema.json` first line).
+//!
+//! ```toml
+//! name = "fixture-weather"
+//! description = "The fixture's weather tool under upstream faults."
+//! seed = 7
+//!
+//! [server]
+//! stdio = ["{mcp-chaos}", "fixture"]     # program and arguments; {mcp-chaos} is this binary
+//! protocol_version = "2025-11-25"        # or "auto" (the default)
+//!
+//! [upstream]
+//! env = ["UPSTREAM_URL"]                 # a fake upstream's base URL goes in this variable
+//!
+//! [[step]]
+//! call = { tool = "weather", arguments = { city = "Paris" } }
+//! fault = "not-found"                    # the upstream answers 404 for this call
+//! expect = { is_error = true, channel = "result", content_matches = "(?i)not found" }
+//!
+//! [[step]]
+//! generate = { tool = "add", valid = 32, invalid = 16 }
+//!
+//! [[known]]
+//! invariant = "unactionable-error"
+//! reason = "upstream issue #12: the 5xx text is generic; accepted until it is fixed"
+//! ```
+//!
+//! Substitutions, in `stdio`, `start`, `http`, `env` values, `cwd` and sandbox `setup`
+//! commands: `{mcp-chaos}` (the running mcp-chaos binary), `{sandbox}` (the scenario's
+//! temporary directory), `{port}` (a free loopback port picked for this scenario),
+//! `{scenario_dir}` (the folder of the scenario file), and `${NAME}` (an environment variable
+//! of mcp-chaos; an unset one is an error naming it).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use toml::Spanned;
+
+use crate::finding;
+
+/// A scenario file, as written.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "mcp-chaos scenario")]
+pub struct ScenarioFile {
+    /// The scenario's name in reports and baselines (default: the file name without `.toml`).
+    /// Names are unique within a suite.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the scenario shows, for readers.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The seed of canaries, probabilistic fault schedules and generated values (default 0):
+    /// a scenario is reproducible run to run.
+    #[serde(default)]
+    pub seed: u64,
+    /// Deadline per request, in ms (default 10 000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// How many times a server that died is restarted before the scenario gives up
+    /// (default 10).
+    #[serde(default)]
+    pub max_restarts: Option<u32>,
+    /// Random valid cases per tool in `generate` steps and `campaign` steps, unless the step
+    /// says otherwise (default 64; invalid cases default to half).
+    #[serde(default)]
+    pub cases: Option<usize>,
+    /// Time budget of the generated phase per tool, in ms (default 20 000).
+    #[serde(default)]
+    pub tool_budget_ms: Option<u64>,
+    /// Run this scenario alone, never beside another (for servers that hold a fixed port or a
+    /// shared resource). Default false.
+    #[serde(default)]
+    pub exclusive: bool,
+    /// The server under test.
+    pub server: ServerSection,
+    /// Temporary files and folders made before the server starts, removed after.
+    #[serde(default)]
+    pub sandbox: Option<SandboxSection>,
+    /// Fake upstreams and secrets.
+    #[serde(default)]
+    pub upstream: Option<UpstreamSection>,
+    /// The steps, played in order.
+    #[serde(default, rename = "step")]
+    #[schemars(with = "Vec<StepSpec>")]
+    pub steps: Vec<Spanned<StepSpec>>,
+    /// Scenario-wide expectations: invariants that must be reported, or must hold, over the
+    /// whole scenario.
+    #[serde(default)]
+    #[schemars(with = "Vec<InvariantExpect>")]
+    pub expect: Vec<Spanned<InvariantExpect>>,
+    /// Findings accepted for now, each with a reason: reported, but they do not fail the
+    /// scenario.
+    #[serde(default)]
+    #[schemars(with = "Vec<Known>")]
+    pub known: Vec<Spanned<Known>>,
+}
+
+/// `[server]`: how to start and reach the server.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSection {
+    /// A stdio server: the program and its arguments, e.g. `["npx", "-y", "pkg"]`.
+    #[serde(default)]
+    pub stdio: Option<Vec<String>>,
+    /// A Streamable HTTP server: its MCP endpoint, e.g. `"http://127.0.0.1:{port}/mcp"`.
+    /// Loopback hosts only.
+    #[serde(default)]
+    pub http: Option<String>,
+    /// For `http`: the command that starts the server (program and arguments); mcp-chaos
+    /// waits for the port, and kills the process tree at the end.
+    #[serde(default)]
+    pub start: Option<Vec<String>>,
+    /// For `http` with `start`: how long to wait for the port, in ms (default 10 000).
+    #[serde(default)]
+    pub start_timeout_ms: Option<u64>,
+    /// Environment variables for the server process (added to the inherited environment, or
+    /// to the minimal one with `clean_env`).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Start the server with an empty environment but for `PATH`, `HOME`, `LANG` and the like,
+    /// plus `env`. Default false.
+    #[serde(default)]
+    pub clean_env: bool,
+    /// Point every proxy variable at a closed loopback port (so a server that fetches cannot
+    /// leave the machine) unless a fake upstream proxy is asked for. Default true.
+    #[serde(default = "yes")]
+    pub no_egress: bool,
+    /// The server's working directory (default: the current one).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// `auto` (default: the newest version both sides speak) or a protocol version such as
+    /// `2025-11-25`.
+    #[serde(default)]
+    pub protocol_version: Option<String>,
+    /// Largest frame accepted from the server, in bytes (default 16 MiB).
+    #[serde(default)]
+    pub max_frame_bytes: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[sandbox]`: a temporary folder made for the scenario (`{sandbox}`), removed after it.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// Folders to create, relative to the sandbox.
+    #[serde(default)]
+    pub dirs: Vec<String>,
+    /// Files to create, relative path → content (parent folders are created).
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
+    /// Commands run in the sandbox, in order, before the server starts (e.g.
+    /// `["git", "init", "-q"]`); each must exit 0 within 60 s.
+    #[serde(default)]
+    pub setup: Vec<Vec<String>>,
+}
+
+/// `[upstream]`: the fake upstream that fault injection goes through.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamSection {
+    /// Environment variables that receive the fake upstream's base URL.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// Start the fault-injecting forward proxy and set the proxy variables for the server.
+    #[serde(default)]
+    pub proxy: bool,
+    /// Point URL-typed tool arguments at the fake upstream.
+    #[serde(default)]
+    pub url_args: bool,
+    /// The fault profiles of `faults` and `campaign` steps that name none (default: the whole
+    /// catalog; see `mcp-chaos run --help`, `--faults`).
+    #[serde(default)]
+    pub faults: Option<Vec<String>>,
+    /// Secrets handed to the server in its environment, name → value: the value must never
+    /// reach anything the model reads.
+    #[serde(default)]
+    pub secrets: BTreeMap<String, String>,
+}
+
+/// One `[[step]]`: exactly one action key (`call`, `generate`, `faults`, `probes`,
+/// `baseline`, `chaos`, `version_probe`, `campaign`), with what must hold after it.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    /// A label for reports (default: one made from the action).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Call one tool.
+    #[serde(default)]
+    pub call: Option<CallSpec>,
+    /// With `call`: the upstream fault in effect during the call (a fault profile such as
+    /// `not-found`, `rate-limited=30`, `hang`; needs `[upstream]`).
+    #[serde(default)]
+    pub fault: Option<String>,
+    /// The generated phase for one tool or all.
+    #[serde(default)]
+    pub generate: Option<GenerateSpec>,
+    /// Call a tool (or every tool that reached the upstream in its baseline call) under each
+    /// of a list of upstream faults.
+    #[serde(default)]
+    pub faults: Option<FaultsSpec>,
+    /// The protocol probes (malformed frames, unknown method and tool, notifications, batch,
+    /// HTTP-level probes). `true` to run.
+    #[serde(default)]
+    pub probes: Option<bool>,
+    /// Call every listed tool once with small valid arguments. `true` to run.
+    #[serde(default)]
+    pub baseline: Option<bool>,
+    /// The transport-chaos probes (concurrency, duplicate ids, framing, ping, cancel and
+    /// disconnect during a call, large requests). `true` to run.
+    #[serde(default)]
+    pub chaos: Option<bool>,
+    /// Probe version negotiation with a version no release has. `true` to run.
+    #[serde(default)]
+    pub version_probe: Option<bool>,
+    /// The whole campaign of `mcp-chaos run`, with its phases switchable.
+    #[serde(default)]
+    pub campaign: Option<CampaignSpec>,
+    /// What must hold after the step.
+    #[serde(default)]
+    pub expect: Option<StepExpect>,
+}
+
+/// `call = { tool = "...", arguments = {...} }`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallSpec {
+    /// The tool's name.
+    pub tool: String,
+    /// Its arguments (default: a small valid value generated from its `inputSchema`).
+    #[serde(default)]
+    pub arguments: Option<Value>,
+}
+
+/// `generate = { tool = "...", valid = 64, invalid = 32 }`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateSpec {
+    /// The tool (default: every listed tool).
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// Random valid cases, after the boundary and hostile ones (default: the scenario's
+    /// `cases`).
+    #[serde(default)]
+    pub valid: Option<usize>,
+    /// Random invalid cases (default: half of `valid`).
+    #[serde(default)]
+    pub invalid: Option<usize>,
+}
+
+/// `faults = { tool = "...", faults = ["not-found", "rate-limited=30"] }`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FaultsSpec {
+    /// The tool (default: every tool whose baseline call reached the fake upstream).
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The fault profiles (default: `[upstream] faults`, else the whole catalog).
+    #[serde(default)]
+    pub faults: Option<Vec<String>>,
+}
+
+/// `campaign = {}`: every phase of `mcp-chaos run`, each on unless switched off.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignSpec {
+    /// Protocol probes (default true).
+    #[serde(default = "yes")]
+    pub probes: bool,
+    /// Tool calls: baseline, generated and fault phases (default true).
+    #[serde(default = "yes")]
+    pub tool_calls: bool,
+    /// The generated phase (default true).
+    #[serde(default = "yes")]
+    pub generated: bool,
+    /// Transport chaos (default true).
+    #[serde(default = "yes")]
+    pub chaos: bool,
+    /// The version-negotiation probe (default true).
+    #[serde(default = "yes")]
+    pub version_probe: bool,
+}
+
+/// Which channel a tool call's answer came on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    /// A JSON-RPC result (a `CallToolResult`, `isError` true or false).
+    Result,
+    /// A JSON-RPC error (a protocol error).
+    Error,
+}
+
+/// `expect = {...}` of a step. The outcome keys apply to `call` steps; `reported` and
+/// `holds` to every step.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepExpect {
+    /// The answer is a JSON-RPC result (`result`) or a JSON-RPC error (`error`).
+    #[serde(default)]
+    pub channel: Option<Channel>,
+    /// The `CallToolResult`'s `isError` (absent counts as false). Implies `channel = "result"`.
+    #[serde(default)]
+    pub is_error: Option<bool>,
+    /// The JSON-RPC error's code, e.g. -32602. Implies `channel = "error"`.
+    #[serde(default)]
+    pub error_code: Option<i64>,
+    /// A regular expression (Rust `regex` syntax; `(?i)` for case-insensitive) that the text
+    /// the model reads must match: the result's text content, or the error's message.
+    #[serde(default)]
+    pub content_matches: Option<String>,
+    /// Values `structuredContent` must hold, by path: a JSON pointer (`/items/0/name`) or a
+    /// dotted path (`items.0.name`).
+    #[serde(default)]
+    pub structured_content: BTreeMap<String, Value>,
+    /// Invariants (names or codes) that this step must report: the scenario exists to show
+    /// them (their findings do not fail it).
+    #[serde(default)]
+    pub reported: Vec<String>,
+    /// Invariants (names or codes) this step must not report, even where the baseline or
+    /// `[[known]]` would accept them.
+    #[serde(default)]
+    pub holds: Vec<String>,
+}
+
+/// `[[expect]]`: invariants over the whole scenario.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InvariantExpect {
+    /// Invariants (names or codes) the scenario must report (their findings do not fail it).
+    #[serde(default)]
+    pub reported: Vec<String>,
+    /// Invariants (names or codes) that must not be reported anywhere in the scenario.
+    #[serde(default)]
+    pub holds: Vec<String>,
+}
+
+/// `[[known]]`: a finding accepted for now.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Known {
+    /// The invariant (name or code).
+    pub invariant: String,
+    /// Only findings on this tool (default: any).
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// Only findings whose probe label contains this text (default: any).
+    #[serde(default)]
+    pub probe: Option<String>,
+    /// Why it is accepted (a verdict, an upstream issue link). Required.
+    pub reason: String,
+}
+
+/// What one step does, validated.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// `call`, optionally under a fault.
+    Call {
+        /// The tool.
+        tool: String,
+        /// Its arguments (`None`: the planned small valid value).
+        arguments: Option<Value>,
+        /// The upstream fault during the call.
+        fault: Option<mcp_chaos_faults::Fault>,
+    },
+    /// `generate`.
+    Generate {
+        /// The tool (`None`: all).
+        tool: Option<String>,
+        /// Valid cases (`None`: the scenario's default).
+        valid: Option<usize>,
+        /// Invalid cases (`None`: half of valid).
+        invalid: Option<usize>,
+    },
+    /// `faults`.
+    Faults {
+        /// The tool (`None`: every tool that reached the upstream).
+        tool: Option<String>,
+        /// The faults (`None`: the scenario's default list).
+        faults: Option<Vec<mcp_chaos_faults::Fault>>,
+    },
+    /// `probes = true`.
+    Probes,
+    /// `baseline = true`.
+    Baseline,
+    /// `chaos = true`.
+    Chaos,
+    /// `version_probe = true`.
+    VersionProbe,
+    /// `campaign = {...}`.
+    Campaign(CampaignSpec),
+}
+
+/// A validated step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Its label in reports.
+    pub label: String,
+    /// The 1-based line of its `[[step]]` in the file.
+    pub line: usize,
+    /// What it does.
+    pub action: Action,
+    /// What must hold after it.
+    pub expect: StepExpect,
+    /// `expect.content_matches`, compiled.
+    pub content_regex: Option<regex::Regex>,
+}
+
+/// A loaded, validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Its name.
+    pub name: String,
+    /// The file as written.
+    pub file: ScenarioFile,
+    /// Its steps, validated.
+    pub steps: Vec<Step>,
+    /// The default fault list (`[upstream] faults`, else the catalog).
+    pub faults: Vec<mcp_chaos_faults::Fault>,
+    /// 1-based lines of the `[[expect]]` tables.
+    pub expect_lines: Vec<usize>,
+    /// 1-based lines of the `[[known]]` tables.
+    pub known_lines: Vec<usize>,
+}
+
+/// A scenario file that could not be loaded: the message names the file, the line and the
+/// key (or what is wrong).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct LoadError(pub String);
+
+/// The 1-based line of byte offset `at` in `text`.
+pub fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Reads and validates the scenario at `path`. Errors name the file and line: TOML syntax,
+/// unknown keys, wrong types, a step without exactly one action, an unknown invariant or fault
+/// name, a bad regular expression, `call`-only expectations on another step, `[server]`
+/// without exactly one of `stdio`/`http`.
+pub fn load(path: &Path) -> Result<Scenario, LoadError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| LoadError(format!("{}: cannot read: {e}", path.display())))?;
+    parse(path, &text)
+}
+
+/// Parses and validates scenario `text` (read from `path`, which names it in errors).
+pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
+    let shown = path.display();
+    let file: ScenarioFile = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| format!(":{}", line_of(text, s.start)))
+            .unwrap_or_default();
+        LoadError(format!(
+            "{shown}{line}: {}",
+            e.message().trim_end().replace('\n', " ")
+        ))
+    })?;
+    let err = |line: usize, msg: String| LoadError(format!("{shown}:{line}: {msg}"));
+    let name = file.name.clone().unwrap_or_else(|| {
+        path.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into())
+    });
+    let server_line = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("[server]"))
+        .map_or(1, |i| i + 1);
+    let s = &file.server;
+    match (&s.stdio, &s.http) {
+        (Some(_), Some(_)) => {
+            return Err(err(
+                server_line,
+                "[server] has both `stdio` and `http`; give one".into(),
+            ));
+        }
+        (None, None) => {
+            return Err(err(
+                server_line,
+                "[server] needs `stdio = [program, args...]` or `http = \"URL\"`".into(),
+            ));
+        }
+        (Some(cmd), None) if cmd.is_empty() => {
+            return Err(err(server_line, "[server] `stdio` is empty".into()));
+        }
+        (Some(_), None) if s.start.is_some() => {
+            return Err(err(
+                server_line,
+                "[server] `start` goes with `http` (a stdio server is started by `stdio`)".into(),
+            ));
+        }
+        _ => {}
+    }
+    if let Some(v) = &s.protocol_version
+        && v != "auto"
+        && v.parse::<crate::protocol::ProtocolVersion>().is_err()
+    {
+        return Err(err(
+            server_line,
+            format!(
+                "[server] protocol_version {v:?} is not \"auto\" or a known version ({})",
+                crate::protocol::ProtocolVersion::ALL
+                    .map(|v| v.to_string())
+                    .join(", ")
+            ),
+        ));
+    }
+    let upstream = file.upstream.clone().unwrap_or_default();
+    let faults = match &upstream.faults {
+        None => mcp_chaos_faults::Fault::catalog(),
+        Some(list) => parse_faults(list).map_err(|e| err(1, format!("[upstream] faults: {e}")))?,
+    };
+    let has_upstream = !upstream.env.is_empty() || upstream.proxy || upstream.url_args;
+    let mut steps = Vec::new();
+    for (i, spanned) in file.steps.iter().enumerate() {
+        let line = line_of(text, spanned.span().start);
+        let spec = spanned.get_ref();
+        let at = |msg: String| err(line, format!("step {}: {msg}", i + 1));
+        let mut validated = step(spec, has_upstream).map_err(at)?;
+        validated.line = line;
+        steps.push(validated);
+    }
+    let mut expect_lines = Vec::new();
+    for e in &file.expect {
+        let line = line_of(text, e.span().start);
+        expect_lines.push(line);
+        for inv in e.get_ref().reported.iter().chain(&e.get_ref().holds) {
+            check_invariant(inv).map_err(|m| err(line, format!("[[expect]]: {m}")))?;
+        }
+    }
+    let mut known_lines = Vec::new();
+    for k in &file.known {
+        let line = line_of(text, k.span().start);
+        known_lines.push(line);
+        check_invariant(&k.get_ref().invariant)
+            .map_err(|m| err(line, format!("[[known]]: {m}")))?;
+        if k.get_ref().reason.trim().is_empty() {
+            return Err(err(
+                line,
+                "[[known]]: `reason` is empty; say why it is accepted".into(),
+            ));
+        }
+    }
+    Ok(Scenario {
+        path: path.to_owned(),
+        name,
+        file,
+        steps,
+        faults,
+        expect_lines,
+        known_lines,
+    })
+}
+
+fn parse_faults(list: &[String]) -> Result<Vec<mcp_chaos_faults::Fault>, String> {
+    list.iter()
+        .map(|f| {
+            f.parse::<mcp_chaos_faults::Fault>()
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+fn check_invariant(name: &str) -> Result<(), String> {
+    finding::lookup(name)
+        .map(|_| ())
+        .ok_or_else(|| format!("unknown invariant {name:?} (see `mcp-chaos explain` for the list)"))
+}
+
+fn step(spec: &StepSpec, has_upstream: bool) -> Result<Step, String> {
+    let mut actions = Vec::new();
+    if let Some(call) = &spec.call {
+        let fault = spec
+            .fault
+            .as_deref()
+            .map(|f| {
+                f.parse::<mcp_chaos_faults::Fault>()
+                    .map_err(|e| format!("fault: {e}"))
+            })
+            .transpose()?;
+        if fault.is_some() && !has_upstream {
+            return Err(
+                "`fault` needs a fake upstream: add [upstream] with `env`, `proxy` or `url_args`"
+                    .into(),
+            );
+        }
+        actions.push((
+            "call",
+            Action::Call {
+                tool: call.tool.clone(),
+                arguments: call.arguments.clone(),
+                fault,
+            },
+        ));
+    } else if spec.fault.is_some() {
+        return Err("`fault` goes with `call` (use `faults = {...}` for a list)".into());
+    }
+    if let Some(g) = &spec.generate {
+        actions.push((
+            "generate",
+            Action::Generate {
+                tool: g.tool.clone(),
+                valid: g.valid,
+                invalid: g.invalid,
+            },
+        ));
+    }
+    if let Some(f) = &spec.faults {
+        if !has_upstream {
+            return Err(
+                "`faults` needs a fake upstream: add [upstream] with `env`, `proxy` or `url_args`"
+                    .into(),
+            );
+        }
+        let faults = f.faults.as_deref().map(parse_faults).transpose()?;
+        actions.push((
+            "faults",
+            Action::Faults {
+                tool: f.tool.clone(),
+                faults,
+            },
+        ));
+    }
+    for (key, flag, action) in [
+        ("probes", spec.probes, Action::Probes),
+        ("baseline", spec.baseline, Action::Baseline),
+        ("chaos", spec.chaos, Action::Chaos),
+        ("version_probe", spec.version_probe, Action::VersionProbe),
+    ] {
+        match flag {
+            Some(true) => actions.push((key, action)),
+            Some(false) => return Err(format!("`{key} = false` does nothing; remove the step")),
+            None => {}
+        }
+    }
+    if let Some(c) = &spec.campaign {
+        actions.push(("campaign", Action::Campaign(c.clone())));
+    }
+    let action = match actions.len() {
+        1 => actions.remove(0),
+        0 => {
+            return Err("no action: give one of call, generate, faults, probes, baseline, chaos, version_probe, campaign".into());
+        }
+        _ => {
+            let keys: Vec<_> = actions.iter().map(|(k, _)| format!("`{k}`")).collect();
+            return Err(format!(
+                "one action per step, found {}; split them into several [[step]]s",
+                keys.join(" and ")
+            ));
+        }
+    };
+    let expect = spec.expect.clone().unwrap_or_default();
+    let is_call = matches!(action.1, Action::Call { .. });
+    let outcome_keys = expect.channel.is_some()
+        || expect.is_error.is_some()
+        || expect.error_code.is_some()
+        || expect.content_matches.is_some()
+        || !expect.structured_content.is_empty();
+    if outcome_keys && !is_call {
+        return Err(format!(
+            "expect: channel, is_error, error_code, content_matches and structured_content apply to `call` steps, not `{}`",
+            action.0
+        ));
+    }
+    match (expect.channel, expect.is_error, expect.error_code) {
+        (Some(Channel::Error), Some(_), _) => {
+            return Err("expect: `is_error` is about a result, but `channel = \"error\"`".into());
+        }
+        (Some(Channel::Result), _, Some(_)) => {
+            return Err(
+                "expect: `error_code` is about an error, but `channel = \"result\"`".into(),
+            );
+        }
+        (_, Some(_), Some(_)) => {
+            return Err("expect: `is_error` and `error_code` cannot both hold".into());
+        }
+        _ => {}
+    }
+    for inv in expect.reported.iter().chain(&expect.holds) {
+        check_invariant(inv).map_err(|m| format!("expect: {m}"))?;
+    }
+    let content_regex = expect
+        .content_matches
+        .as_deref()
+        .map(|re| {
+            regex::Regex::new(re)
+                .map_err(|e| format!("expect: content_matches is not a regular expression: {e}"))
+        })
+        .transpose()?;
+    let label = spec.name.clone().unwrap_or_else(|| label(&action.1));
+    Ok(Step {
+        label,
+        line: 0,
+        action: action.1,
+        expect,
+        content_regex,
+    })
+}
+
+/// The default label of an action, e.g. `call weather under not-found`.
+fn label(action: &Action) -> String {
+    match action {
+        Action::Call { tool, fault, .. } => match fault {
+            Some(f) => format!("call {tool} under {}", f.name()),
+            None => format!("call {tool}"),
+        },
+        Action::Generate {
+            tool,
+            valid,
+            invalid,
+        } => {
+            let what = tool.as_deref().unwrap_or("every tool");
+            match (valid, invalid) {
+                (Some(v), Some(i)) => format!("generate {what} ({v} valid, {i} invalid)"),
+                (Some(v), None) => format!("generate {what} ({v} valid)"),
+                _ => format!("generate {what}"),
+            }
+        }
+        Action::Faults { tool, faults } => {
+            let what = tool.as_deref().unwrap_or("every upstream tool");
+            match faults {
+                Some(f) => format!("faults on {what} ({} profiles)", f.len()),
+                None => format!("faults on {what}"),
+            }
+        }
+        Action::Probes => "protocol probes".into(),
+        Action::Baseline => "baseline calls".into(),
+        Action::Chaos => "transport chaos".into(),
+        Action::VersionProbe => "version negotiation".into(),
+        Action::Campaign(_) => "campaign".into(),
+    }
+}
+
+/// The JSON Schema of the scenario format (draft 2020-12), generated from these types.
+pub fn json_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(ScenarioFile)).unwrap_or(Value::Null)
+}
+
+/// Scenario files under `paths`, sorted: a file is taken as given; a folder is searched
+/// recursively for `*.toml` files other than `baseline.toml` (the baseline's conventional
+/// name). Errors on a path that does not exist.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)
+                .map_err(|e| LoadError(format!("{}: cannot read folder: {e}", p.display())))?;
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            return Err(LoadError(format!(
+                "{}: no such file or folder",
+                p.display()
+            )));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "toml")
+            && path.file_name().is_some_and(|n| n != "baseline.toml")
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The slice of `items` that shard `i` of `n` (1-based) runs: every item whose index is
+/// `i - 1` modulo `n`. Over `i = 1..=n` the shards cover every item exactly once.
+pub fn shard<T>(items: Vec<T>, i: u32, n: u32) -> Vec<T> {
+    items
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| n > 0 && (*k as u64) % u64::from(n) == u64::from(i.saturating_sub(1)))
+        .map(|(_, t)| t)
+        .collect()
+}
