@@ -30,9 +30,20 @@ static BLAMES_ARGUMENTS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
-/// Whether an error text blames the arguments (validation vocabulary).
+/// Operating-system errors whose text reads "invalid argument" (`EINVAL`, errno 22): a
+/// failure of what the tool did with the arguments, not a verdict on them.
+static OS_INVALID_ARGUMENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)EINVAL:?\s*invalid argument|\[Errno 22\]\s*invalid argument|invalid argument \(os error 22\)").ok()
+});
+
+/// Whether an error text blames the arguments (validation vocabulary; an OS `EINVAL`
+/// message does not count).
 pub fn blames_arguments(text: &str) -> bool {
-    BLAMES_ARGUMENTS.as_ref().is_some_and(|r| r.is_match(text))
+    let text = match OS_INVALID_ARGUMENT.as_ref() {
+        Some(os) => os.replace_all(text, ""),
+        None => text.into(),
+    };
+    BLAMES_ARGUMENTS.as_ref().is_some_and(|r| r.is_match(&text))
 }
 
 /// Judges a call with generated arguments.
@@ -199,6 +210,12 @@ mod tests {
         assert!(blames_arguments("'city' is a required property"));
         assert!(!blames_arguments("No weather data for city xyz"));
         assert!(!blames_arguments("Invalid timezone: 'Mars/Base'"));
+        // What the OS says of an impossible operation is not argument validation.
+        assert!(!blames_arguments(
+            "EINVAL: invalid argument, rename '/srv/a' -> '/srv/a/c'"
+        ));
+        assert!(!blames_arguments("[Errno 22] Invalid argument: 'x'"));
+        assert!(blames_arguments("invalid argument: path must be absolute"));
     }
 
     #[test]

@@ -35,11 +35,14 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let (Probe::ToolCall { tool, .. }, Some(fault)) = (&ex.probe, &ex.fault) else {
         return Vec::new();
     };
-    // A 200 with an odd body may rightly be passed through (a fetch tool's job); only a
-    // definite failure can be masked.
-    if !fault.met_definitely() {
+    // A 200 with an odd body may rightly be passed through (a fetch tool's job), and a 200
+    // whose body breaks off fails only a client that reads the body (a tool that needs only
+    // the status may rightly succeed): only a definite failure can be masked for sure, the
+    // others are judged by the result's wording alone (warnings).
+    if !fault.met() {
         return Vec::new();
     }
+    let definite = fault.met_definitely();
     let Some(result) = ex.response().and_then(|r| r.result()) else {
         return Vec::new();
     };
@@ -63,11 +66,27 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 }
             ),
         )
-    } else if blank {
+    } else if blank && definite {
         (
             Severity::Violation,
             format!(
                 "{tool} met the upstream fault {} and returned an empty success; the model will \
+                 read it as 'no data'",
+                describe(fault)
+            ),
+        )
+    } else if blank
+        && fault
+            .upstream_requests
+            .iter()
+            .any(|h| h.failure && !h.definite)
+        && !definite
+    {
+        (
+            Severity::Warning,
+            format!(
+                "{tool} met the upstream fault {} (a 2xx whose body broke off or could not be \
+                 used) and returned an empty success; if it needed the body, the model will \
                  read it as 'no data'",
                 describe(fault)
             ),
@@ -102,9 +121,7 @@ mod tests {
         assert!(reads_like_failure("Error: upstream failed"));
         assert!(reads_like_failure("request returned status code 503"));
         assert!(!reads_like_failure("Sunny, 21°C in Paris"));
-        assert!(
-            !reads_like_failure("The error bars are shown in figure 3")
-                || reads_like_failure("error")
-        );
+        assert!(!reads_like_failure("All 12 records loaded"));
+        assert!(!reads_like_failure("http://127.0.0.1/x answered 200"));
     }
 }

@@ -99,6 +99,23 @@ fn masking_needs_a_definite_failure() {
     assert!(names(&odd_body).is_empty(), "{:?}", names(&odd_body));
 }
 
+/// A 200 whose body breaks off fails only a client that reads the body: a status check that
+/// reports the 200 is no masking, but an empty success under it is suspicious (a warning).
+#[test]
+fn a_body_that_breaks_off_is_judged_by_the_result_only() {
+    let status = json!({"content": [{"type": "text", "text": "http://127.0.0.1/x answered 200"}]});
+    let ex = call(status, Some(fault("truncated-body", Some(200), false)));
+    assert!(names(&ex).is_empty(), "{:?}", names(&ex));
+    let blank = call(
+        json!({"content": [{"type": "text", "text": " "}]}),
+        Some(fault("reset-mid-body", Some(200), false)),
+    );
+    let findings = judge(&Context::bare(ProtocolVersion::V2025_11_25), &blank);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].invariant, "error-masked-as-success");
+    assert_eq!(findings[0].severity, crate::finding::Severity::Warning);
+}
+
 /// An error result under a fault is judged for its wording, not for masking.
 #[test]
 fn a_specific_error_under_a_fault_is_clean() {

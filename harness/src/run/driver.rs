@@ -8,6 +8,10 @@
 //! judged by the same oracle, liveness is checked after every probe, and a server that dies is
 //! restarted, exactly as in a `run`.
 //!
+//! Over Streamable HTTP the standalone server-to-client stream (GET) is opened before the
+//! first step that is not `probes` (the GET probe must meet the server without one), as a
+//! client would, so that server requests sent there (`roots/list`) are answered.
+//!
 //! Findings are deduplicated over the whole driver (as in a run's report); [`Driver::mark`]
 //! and [`Driver::findings_since`] tell which findings a step produced, repeats included.
 
@@ -146,6 +150,7 @@ impl<'a> Driver<'a> {
         arguments: Option<Value>,
         fault: Option<&mcp_chaos_faults::Fault>,
     ) -> Option<Exchange> {
+        self.campaign.listen_to_server_stream();
         let arguments = arguments
             .or_else(|| self.campaign.plan.arguments(tool).cloned())
             .unwrap_or_else(|| serde_json::json!({}));
@@ -161,6 +166,7 @@ impl<'a> Driver<'a> {
     /// Calls every listed tool once (the run's baseline calls); under a fake upstream this
     /// also learns which tools call it.
     pub async fn baseline(&mut self) {
+        self.campaign.listen_to_server_stream();
         self.campaign.baseline_phase().await;
         self.baseline_done = true;
     }
@@ -180,6 +186,7 @@ impl<'a> Driver<'a> {
         if tools.is_empty() && tool.is_some() {
             return false;
         }
+        self.campaign.listen_to_server_stream();
         self.campaign.generated_phase(&tools, valid, invalid).await;
         true
     }
@@ -191,6 +198,7 @@ impl<'a> Driver<'a> {
         if self.campaign.injectors.is_none() {
             return;
         }
+        self.campaign.listen_to_server_stream();
         let tools = match tool {
             Some(t) => vec![t.to_owned()],
             None => {
@@ -222,6 +230,7 @@ impl<'a> Driver<'a> {
     /// The transport-chaos probes (concurrency, duplicate ids, framing, ping, cancel and
     /// disconnect during a slow upstream call, large requests).
     pub async fn chaos(&mut self) {
+        self.campaign.listen_to_server_stream();
         if !self.baseline_done && self.campaign.injectors.is_some() {
             self.baseline().await;
         }
@@ -233,6 +242,7 @@ impl<'a> Driver<'a> {
     /// Probes version negotiation with a version no release has (ends the session under a
     /// handshake version; later steps start a new one).
     pub async fn version_probe(&mut self) {
+        self.campaign.listen_to_server_stream();
         self.campaign.version_probe().await;
     }
 

@@ -148,18 +148,16 @@ pub struct Marks {
 }
 
 /// Whether `fault` fails whatever the client expected: an HTTP error status, or a response
-/// that is broken or never comes. A `200` whose body has an unexpected shape (malformed JSON,
-/// the wrong content type, a huge body) is a failure only for a client that parses it.
+/// that never comes or breaks before its status line. A `200` whose body has an unexpected
+/// shape (malformed JSON, the wrong content type, a huge body) or breaks off mid-way
+/// (`reset-mid-body`, `truncated-body`) is a failure only for a client that reads and parses
+/// the body: a tool that needs only the status may rightly succeed.
 pub fn is_definite(fault: &Fault) -> bool {
     match fault.http_status() {
         Some(status) if status >= 400 => true,
         _ => matches!(
             fault.kind(),
-            FaultKind::Hang
-                | FaultKind::Reset
-                | FaultKind::ResetMidBody
-                | FaultKind::CloseBeforeHeaders
-                | FaultKind::TruncatedBody
+            FaultKind::Hang | FaultKind::Reset | FaultKind::CloseBeforeHeaders
         ),
     }
 }

@@ -814,6 +814,8 @@ pub struct Phases {
     pub chaos: bool,
     /// The version-negotiation probe.
     pub version_probe: bool,
+    /// Over an HTTP session, end it with DELETE and check that its id is then refused (404).
+    pub end_session: bool,
 }
 
 impl Phases {
@@ -825,6 +827,7 @@ impl Phases {
             generated: config.generated,
             chaos: config.transport_chaos,
             version_probe: config.version_probe,
+            end_session: config.protocol_probes,
         }
     }
 }
@@ -957,7 +960,7 @@ impl Campaign<'_> {
             };
             self.transport_chaos(call, slow).await;
         }
-        if config.protocol_probes {
+        if phases.end_session {
             self.end_http_session().await;
         }
         if config.version_probe && !self.gave_up {
@@ -1021,7 +1024,12 @@ impl Campaign<'_> {
     /// The protocol probes (malformed frames, unknown method and tool, notifications, batch,
     /// HTTP-level probes), each followed by a liveness check.
     async fn probe_phase(&mut self) {
-        let steps = self.plan.probes.clone();
+        let mut steps = self.plan.probes.clone();
+        if self.server_stream {
+            // The GET probe needs a server without a standalone stream open (a second one may
+            // rightly be refused with 409); a scenario that opened one skips it.
+            steps.retain(|s| !matches!(s, Step::Http(crate::session::HttpProbe::Get)));
+        }
         let first_tool = self.plan.first_tool();
         for step in &steps {
             if self.gave_up {
@@ -1033,7 +1041,11 @@ impl Campaign<'_> {
 
     /// From here on, listen on the server's standalone stream too (after the GET probe,
     /// which must meet the server without a stream already open).
+    /// Idempotent.
     fn listen_to_server_stream(&mut self) {
+        if self.server_stream {
+            return;
+        }
         self.server_stream = true;
         if let Some(session) = self.session.as_mut() {
             session.open_server_stream();

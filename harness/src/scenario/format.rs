@@ -35,7 +35,7 @@
 //! Substitutions, in `stdio`, `start`, `http`, `env` values, `cwd` and sandbox `setup`
 //! commands: `{mcp-chaos}` (the running mcp-chaos binary), `{sandbox}` (the scenario's
 //! temporary directory), `{port}` (a free loopback port picked for this scenario),
-//! `{scenario_dir}` (the folder of the scenario file), and `${NAME}` (an environment variable
+//! `{scenario_dir}` (the absolute path of the folder of the scenario file), and `${NAME}` (an environment variable
 //! of mcp-chaos; an unset one is an error naming it).
 
 use std::collections::BTreeMap;
@@ -293,6 +293,10 @@ pub struct CampaignSpec {
     /// The version-negotiation probe (default true).
     #[serde(default = "yes")]
     pub version_probe: bool,
+    /// Over a Streamable HTTP session: end it with DELETE, then check its id is refused with
+    /// 404 (default true).
+    #[serde(default = "yes")]
+    pub end_session: bool,
 }
 
 /// Which channel a tool call's answer came on.

@@ -166,6 +166,7 @@ fn error_report(
 /// What a scenario needs before its server starts: its sandbox (removed on drop) and config.
 struct Prepared {
     config: RunConfig,
+    subst: Subst,
     _sandbox: Option<tempfile::TempDir>,
 }
 
@@ -194,26 +195,40 @@ async fn prepare(scenario: &Scenario, options: &SuiteOptions) -> Result<Prepared
             .as_ref()
             .map(|d| d.path().to_string_lossy().into_owned()),
         port,
-        scenario_dir: scenario
-            .path
-            .parent()
-            .map(|p| {
-                if p.as_os_str().is_empty() {
-                    ".".to_owned()
-                } else {
-                    p.to_string_lossy().into_owned()
-                }
-            })
-            .unwrap_or_else(|| ".".into()),
+        scenario_dir: scenario_dir(&scenario.path),
     };
     if let (Some(dir), Some(spec)) = (&sandbox, &file.sandbox) {
         make_sandbox(dir.path(), spec, &subst).await?;
     }
     let config = config(scenario, &subst, options)?;
+    for step in &scenario.steps {
+        if let Action::Call {
+            arguments: Some(args),
+            ..
+        } = &step.action
+        {
+            subst
+                .json(args)
+                .map_err(|e| format!("step {:?} (line {}): {e}", step.label, step.line))?;
+        }
+    }
     Ok(Prepared {
         config,
+        subst,
         _sandbox: sandbox,
     })
+}
+
+/// The absolute folder of the scenario file (servers may run in another working directory).
+fn scenario_dir(path: &Path) -> String {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::canonicalize(dir)
+        .unwrap_or_else(|_| dir.to_owned())
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Whether any string the server section or sandbox setup uses contains `needle`.
@@ -229,6 +244,13 @@ fn raw_mentions(scenario: &Scenario, needle: &str) -> bool {
         all.extend(sb.setup.iter().flatten());
     }
     all.iter().any(|v| v.contains(needle))
+        || scenario.steps.iter().any(|s| match &s.action {
+            Action::Call {
+                arguments: Some(args),
+                ..
+            } => args.to_string().contains(needle),
+            _ => false,
+        })
 }
 
 fn free_port() -> std::io::Result<u16> {
@@ -277,6 +299,27 @@ impl Subst {
 
     fn all(&self, items: &[String]) -> Result<Vec<String>, String> {
         items.iter().map(|s| self.apply(s)).collect()
+    }
+
+    /// `value` with every string substituted (keys stay as written).
+    fn json(&self, value: &Value) -> Result<Value, String> {
+        Ok(match value {
+            Value::String(s) => Value::String(self.apply(s)?),
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|v| self.json(v))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(map) => {
+                let mut out = serde_json::Map::new();
+                for (k, v) in map {
+                    out.insert(k.clone(), self.json(v)?);
+                }
+                Value::Object(out)
+            }
+            other => other.clone(),
+        })
     }
 }
 
@@ -485,7 +528,7 @@ async fn play(
         });
         let t = Instant::now();
         let mark = driver.mark();
-        let exchange = perform(&mut driver, scenario, step, config).await;
+        let exchange = perform(&mut driver, scenario, step, prepared).await;
         let produced = driver.findings_since(mark);
         let failures = check_step(&driver, step, exchange.as_ref(), &produced);
         driver.add(failures);
@@ -511,14 +554,21 @@ async fn perform(
     driver: &mut Driver<'_>,
     scenario: &Scenario,
     step: &Step,
-    config: &RunConfig,
+    prepared: &Prepared,
 ) -> Option<Exchange> {
+    let config = &prepared.config;
     match &step.action {
         Action::Call {
             tool,
             arguments,
             fault,
-        } => driver.call(tool, arguments.clone(), fault.as_ref()).await,
+        } => {
+            // Substitution errors were caught when the scenario was prepared.
+            let arguments = arguments
+                .as_ref()
+                .map(|a| prepared.subst.json(a).unwrap_or_else(|_| a.clone()));
+            driver.call(tool, arguments, fault.as_ref()).await
+        }
         Action::Generate {
             tool,
             valid,
@@ -558,6 +608,7 @@ async fn perform(
                     generated: c.generated,
                     chaos: c.chaos,
                     version_probe: c.version_probe,
+                    end_session: c.end_session,
                 })
                 .await;
             None
