@@ -9,10 +9,12 @@
 //! Reporters of a scenario suite (`mcp-chaos scenario`), all reading a
 //! [`SuiteReport`](crate::scenario::outcome::SuiteReport):
 //! - [`junit`]: `--junit`, JUnit XML, one test suite per scenario and one test case per step.
+//! - [`sarif`]: `--sarif`, SARIF 2.1.0 for code scanning, one result per finding.
 
 pub mod json;
 pub mod junit;
 pub mod record;
+pub mod sarif;
 pub mod terminal;
 
 /// A path as the suite reports write it: forward slashes on every platform.
