@@ -10,9 +10,11 @@
 //! [`SuiteReport`](crate::scenario::outcome::SuiteReport):
 //! - [`junit`]: `--junit`, JUnit XML, one test suite per scenario and one test case per step.
 //! - [`sarif`]: `--sarif`, SARIF 2.1.0 for code scanning, one result per finding.
+//! - [`markdown`]: `--markdown`, a summary for a CI job page (GitHub step summary).
 
 pub mod json;
 pub mod junit;
+pub mod markdown;
 pub mod record;
 pub mod sarif;
 pub mod terminal;
