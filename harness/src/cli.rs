@@ -191,6 +191,20 @@ struct ScenarioArgs {
     /// Write the suite report as JSON.
     #[arg(long, value_name = "PATH")]
     report_json: Option<PathBuf>,
+    /// Write a JUnit XML report: a test suite per scenario, a test case per step.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Write a SARIF 2.1.0 report (GitHub code scanning and other SARIF viewers): a result
+    /// per finding, rule ids = invariant codes; accepted findings carry suppressions.
+    #[arg(long, value_name = "PATH")]
+    sarif: Option<PathBuf>,
+    /// In the SARIF report, only the findings that fail the run (GitHub code scanning ignores
+    /// suppressions, so accepted findings would show as open alerts).
+    #[arg(long, requires = "sarif")]
+    sarif_new_only: bool,
+    /// Write a Markdown summary (e.g. to $GITHUB_STEP_SUMMARY).
+    #[arg(long, value_name = "PATH")]
+    markdown: Option<PathBuf>,
     /// Write replay files of generated findings under DIR/SCENARIO/.
     #[arg(long, value_name = "DIR")]
     replays: Option<PathBuf>,
@@ -954,13 +968,40 @@ fn scenario(args: &ScenarioArgs) -> i32 {
         return exit::INTERRUPTED;
     };
     print!("{}", report::suite::render(&report));
-    if let Some(path) = &args.report_json {
-        let written = serde_json::to_vec_pretty(&report)
-            .map_err(std::io::Error::other)
-            .and_then(|bytes| std::fs::write(path, bytes));
-        if let Err(e) = written {
-            eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
-            return exit::INTERNAL;
+    let sarif_options = report::sarif::SarifOptions {
+        accepted: !args.sarif_new_only,
+        ..report::sarif::SarifOptions::default()
+    };
+    type Writer<'a> = &'a dyn Fn(&std::path::Path) -> std::io::Result<()>;
+    let writers: [(&Option<PathBuf>, Writer<'_>); 4] = [
+        (&args.report_json, &|path| {
+            serde_json::to_vec_pretty(&report)
+                .map_err(std::io::Error::other)
+                .and_then(|bytes| std::fs::write(path, bytes))
+        }),
+        (&args.junit, &|path| {
+            report::junit::write_junit(&report, path)
+        }),
+        (&args.sarif, &|path| {
+            report::sarif::write_sarif_with(&report, sarif_options, path)
+        }),
+        (&args.markdown, &|path| {
+            report::markdown::write_markdown(&report, path)
+        }),
+    ];
+    for (path, write) in writers {
+        if let Some(path) = path {
+            if let Some(parent) = path.parent()
+                && !parent.as_os_str().is_empty()
+                && let Err(e) = std::fs::create_dir_all(parent)
+            {
+                eprintln!("mcp-chaos: cannot create {}: {e}", parent.display());
+                return exit::INTERNAL;
+            }
+            if let Err(e) = write(path) {
+                eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
+                return exit::INTERNAL;
+            }
         }
     }
     if args.update_baseline

@@ -5,10 +5,28 @@
 //!   by invariant.
 //! - [`json`]: the `--report-json` file.
 //! - [`record`]: `--record DIR`, every frame of the run in its own file.
-
-//! - [`suite`]: progress and summary of `mcp-chaos scenario`.
+//!
+//! Reporters of a scenario suite (`mcp-chaos scenario`), all reading a
+//! [`SuiteReport`](crate::scenario::outcome::SuiteReport):
+//! - [`junit`]: `--junit`, JUnit XML, one test suite per scenario and one test case per step.
+//! - [`sarif`]: `--sarif`, SARIF 2.1.0 for code scanning, one result per finding.
+//! - [`markdown`]: `--markdown`, a summary for a CI job page (GitHub step summary).
+//! - [`suite`]: the terminal progress and summary of `mcp-chaos scenario`.
 
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod record;
+pub mod sarif;
 pub mod suite;
 pub mod terminal;
+
+/// A path as the suite reports write it: forward slashes on every platform.
+pub(crate) fn forward_slashes(path: &std::path::Path) -> String {
+    let s = path.to_string_lossy();
+    if std::path::MAIN_SEPARATOR == '\\' {
+        s.replace('\\', "/")
+    } else {
+        s.into_owned()
+    }
+}
