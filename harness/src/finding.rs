@@ -254,7 +254,7 @@ catalog! {
          or not an integer is no JSON-RPC error at all. Fix: track in-flight requests by id and \
          abort them on cancel.";
     EXPECTATION_FAILED = "MC601", "expectation-failed", "server/tools#error-handling",
-        "A scenario step's [[step]] expect (is_error, channel, error_code, content, structuredContent) holds.",
+        "A scenario step's expect (is_error, channel, error_code, content, structuredContent) holds.",
         "Scenario files state what the server owes for a given call: a missing file or an upstream \
          404 must come back as a CallToolResult with isError:true and an actionable text, a bad \
          argument as -32602 or isError:true depending on the protocol version. A failed \

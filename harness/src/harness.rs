@@ -153,7 +153,7 @@ impl Harness {
     }
 
     /// Calls `tool` with arguments that break exactly `violation` (as produced by
-    /// [`strategies::invalid_arguments`](crate::strategies::invalid_arguments)) and returns every
+    /// [`strategies::invalid_arguments`]) and returns every
     /// finding.
     pub fn check_invalid(&self, tool: &Tool, case: &(Value, Violation)) -> Vec<Finding> {
         self.check(tool, &case.0, Some(case.1.clone()))

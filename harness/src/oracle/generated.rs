@@ -8,7 +8,11 @@
 //!   failure belongs in an `isError` result, so a JSON-RPC error is a warning; up to 2025-06-18
 //!   either channel is accepted, but a protocol error should carry -32602.
 //! - `unactionable-error` (MC203, warning): the error for invalid arguments does not name the
-//!   argument.
+//!   argument (unless it names another argument of the call: then the call failed for another
+//!   reason first).
+//!
+//! A tool that requires task augmentation (`execution.taskSupport: "required"`) refuses a plain
+//! call whatever its arguments, so its answers say nothing about argument handling: skipped.
 
 use std::sync::LazyLock;
 
@@ -49,11 +53,17 @@ pub fn blames_arguments(text: &str) -> bool {
 /// Judges a call with generated arguments.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let Probe::Generated {
-        tool, violation, ..
+        tool,
+        violation,
+        arguments,
+        ..
     } = &ex.probe
     else {
         return Vec::new();
     };
+    if ctx.tools.get(tool).is_some_and(|t| t.task_required) {
+        return Vec::new();
+    }
     let Some(response) = ex.response() else {
         return Vec::new();
     };
@@ -144,6 +154,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             if !text.trim().is_empty()
                 && !names.is_empty()
                 && !names.iter().any(|n| text.contains(n.as_str()))
+                && !names_another_argument(&text, arguments, &names)
             {
                 let mut f = finding(
                     &UNACTIONABLE_ERROR,
@@ -162,6 +173,21 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// Whether `text` names a top-level argument other than `names`, by its name or by its string
+/// value (3 characters or more): the call then failed on that argument first (a path that does
+/// not exist, say), and its message is about it.
+fn names_another_argument(text: &str, arguments: &serde_json::Value, names: &[String]) -> bool {
+    let Some(map) = arguments.as_object() else {
+        return false;
+    };
+    map.iter()
+        .filter(|(k, _)| !names.iter().any(|n| n == *k))
+        .any(|(k, v)| {
+            (k.len() >= 3 && text.contains(k.as_str()))
+                || v.as_str().is_some_and(|s| s.len() >= 3 && text.contains(s))
+        })
 }
 
 /// The argument names a good error message for `v` would mention: the last segment of the
@@ -216,6 +242,23 @@ mod tests {
         ));
         assert!(!blames_arguments("[Errno 22] Invalid argument: 'x'"));
         assert!(blames_arguments("invalid argument: path must be absolute"));
+    }
+
+    #[test]
+    fn an_error_about_another_argument_is_not_unactionable() {
+        let args = serde_json::json!({"repo_path": ".qzk.yhv", "context_lines": true});
+        let names = vec!["context_lines".to_owned()];
+        assert!(names_another_argument(
+            "Error executing tool git_diff: /tmp/repo/.qzk.yhv",
+            &args,
+            &names
+        ));
+        assert!(names_another_argument(
+            "repo_path is not a git repository",
+            &args,
+            &names
+        ));
+        assert!(!names_another_argument("Error: failed", &args, &names));
     }
 
     #[test]

@@ -2,9 +2,13 @@
 //! - Every upstream request of the call failed and the result's `isError` is not true:
 //!   violation (the `CallToolResult` schema: a missing `isError` "is assumed to be false (the
 //!   call was successful)").
-//! - The call met a failure and the result is a success whose content is empty or blank:
-//!   violation.
-//! - The call met a failure and the success's text reads like a failure: warning.
+//! - The call met a definite failure and the result is a success whose content is empty or
+//!   blank: violation.
+//! - The call met a definite failure and the success's text reads like a failure: warning.
+//! - The call met only a 2xx whose body was unusable or broke off (malformed JSON, wrong
+//!   content type, huge, truncated, reset mid-body) and the success is blank: warning (a tool
+//!   that needs only the status may rightly succeed; one that passes the page on may rightly
+//!   return it).
 //!
 //! A server that retried and then succeeded is fine: the journal shows a request that did not
 //! fail.
@@ -35,10 +39,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let (Probe::ToolCall { tool, .. }, Some(fault)) = (&ex.probe, &ex.fault) else {
         return Vec::new();
     };
-    // A 200 with an odd body may rightly be passed through (a fetch tool's job), and a 200
-    // whose body breaks off fails only a client that reads the body (a tool that needs only
-    // the status may rightly succeed): only a definite failure can be masked for sure, the
-    // others are judged by the result's wording alone (warnings).
+    // A 200 with an odd body may rightly be passed through (a fetch tool's job, whatever the
+    // page says), and a 200 whose body breaks off fails only a client that reads the body (a
+    // tool that needs only the status may rightly succeed): only a definite failure can be
+    // masked for sure; under the others only an empty success is suspicious (a warning).
     if !fault.met() {
         return Vec::new();
     }
@@ -91,7 +95,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 describe(fault)
             ),
         )
-    } else if reads_like_failure(&text) {
+    } else if definite && reads_like_failure(&text) {
         (
             Severity::Warning,
             format!(

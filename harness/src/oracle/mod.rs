@@ -76,6 +76,9 @@ pub struct ToolInfo {
     pub output_schema: Option<Value>,
     /// The compiled output schema, or why it does not compile.
     pub output_validator: Option<Result<Arc<jsonschema::Validator>, String>>,
+    /// The tool declares `execution.taskSupport: "required"` (2025-11-25 tasks): a plain
+    /// `tools/call` without task augmentation is refused whatever its arguments.
+    pub task_required: bool,
 }
 
 /// The tools of a server by name, with output schemas compiled once.
@@ -106,6 +109,10 @@ impl ToolTable {
                     input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
                     output_schema,
                     output_validator,
+                    task_required: tool
+                        .pointer("/execution/taskSupport")
+                        .and_then(Value::as_str)
+                        == Some("required"),
                 },
             );
         }

@@ -125,3 +125,36 @@ fn a_specific_error_under_a_fault_is_clean() {
     );
     assert!(names(&ex).is_empty(), "{:?}", names(&ex));
 }
+
+/// A tool that requires task augmentation refuses a plain call whatever its arguments: its
+/// answers to generated arguments are not judged for argument handling.
+#[test]
+fn task_required_tools_are_not_judged_on_generated_arguments() {
+    let refusal = json!({"content": [{"type": "text", "text": "Tool t requires task augmentation"}], "isError": true});
+    let mut ex = call(refusal, None);
+    ex.probe = Probe::Generated {
+        tool: "t".into(),
+        arguments: json!({}),
+        violation: Some(crate::generate::Violation {
+            keyword: "required".into(),
+            pointer: String::new(),
+            description: "missing required property \"city\"".into(),
+        }),
+        phase: "random",
+    };
+    let judged = |execution: Value| {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object"}, "execution": execution});
+        let tools = super::ToolTable::new(&[tool], ProtocolVersion::V2025_11_25);
+        let ctx = Context {
+            version: ProtocolVersion::V2025_11_25,
+            tools: &tools,
+            exact: &[],
+        };
+        judge(&ctx, &ex)
+            .into_iter()
+            .map(|f| f.invariant)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(judged(json!({})), ["unactionable-error"]);
+    assert!(judged(json!({"taskSupport": "required"})).is_empty());
+}

@@ -1,6 +1,6 @@
 //! Scenario files: named test plans for CI (`mcp-chaos scenario`).
 //!
-//! - [`format`]: the TOML format, its validation and JSON Schema, discovery and sharding.
+//! - [`format`](mod@format): the TOML format, its validation and JSON Schema, discovery and sharding.
 //! - [`run`]: playing scenarios (side by side, `--jobs`) and classifying their findings.
 //! - [`baseline`]: accepted findings, so that only new ones fail the build.
 //! - [`outcome`]: the suite report every reporter reads (terminal, JSON, JUnit, SARIF,
