@@ -704,6 +704,9 @@ pub async fn run(
                 });
             }
             Ok(None) => (on_event)(&Event::VersionSkipped { version }),
+            // A server that has never started will not start for another version either: one
+            // start timeout, not one per version.
+            Err(e @ RunError::Start(_)) if merged.is_none() => return Err(e),
             Err(e) => {
                 first_error.get_or_insert(e);
             }
