@@ -705,6 +705,9 @@ pub async fn run(
                 });
             }
             Ok(None) => (on_event)(&Event::VersionSkipped { version }),
+            // A server that has never started will not start for another version either: one
+            // start timeout, not one per version.
+            Err(e @ RunError::Start(_)) if merged.is_none() => return Err(e),
             Err(e) => {
                 first_error.get_or_insert(e);
             }
@@ -1157,13 +1160,19 @@ impl Campaign<'_> {
     /// Starts a server process (or connection) and performs the handshake; records its
     /// exchanges. Under [`VersionChoice::Auto`] the first start decides the version:
     /// `server/discover` for 2026-07-28, and if the server does not speak it, a fresh start
-    /// with `initialize` for 2025-11-25 (the server answers with the version it speaks).
+    /// with `initialize` for 2025-11-25 (the server answers with the version it speaks). A
+    /// server that cannot be started at all (it does not spawn, exits or never opens its port)
+    /// is not started a second time: the error comes after one start timeout.
     async fn start_session(&mut self) -> Result<(), RunError> {
         if self.version.is_none() {
             let stateless = ProtocolVersion::V2026_07_28;
-            if let Ok(session) = self.try_start(stateless).await {
-                self.version = Some(stateless);
-                return self.adopt(session);
+            match self.try_start(stateless).await {
+                Ok(session) => {
+                    self.version = Some(stateless);
+                    return self.adopt(session);
+                }
+                Err(e @ RunError::Start(_)) => return Err(e),
+                Err(_) => {}
             }
             self.version = Some(ProtocolVersion::LATEST_WITH_INITIALIZE);
         }

@@ -100,43 +100,61 @@ http_flaw_tests! {
     stateless_unknown_method_400 = "http-stateless-unknown-method-400", "2026-07-28" => "http-status";
 }
 
-/// A server that never opens its port: a clear error and exit code 2 within the start timeout,
-/// and no process or listening socket left.
+/// A server that never opens its port: a clear error and exit code 2 within the start timeout
+/// (it is started once, so the run waits for one start timeout, not one per protocol version
+/// tried, also under `--protocol-version all`), and no process or listening socket left.
 #[test]
 fn server_that_never_opens_its_port_exits_2() {
-    let port = port();
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    let started = Instant::now();
-    let run = run_chaos(&[
-        "run",
-        "--http",
-        &url,
-        "--start",
-        "sh -c 'echo booting; exec sleep 31.4103'",
-        "--start-timeout-ms",
-        "1500",
-    ]);
-    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-    assert!(
-        run.stderr
-            .contains(&format!("did not open port {port} within 1500 ms")),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("booting"),
-        "the server's output is shown: {}",
-        run.stderr
-    );
-    assert!(started.elapsed() < Duration::from_secs(15));
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while process_running("sleep 31.4103") && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
+    for versions in [&[][..], &["--protocol-version", "all"]] {
+        let port = port();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let starts = dir.path().join("starts");
+        let start = format!(
+            "sh -c 'echo started >> {}; echo booting; exec sleep 31.4103'",
+            starts.display()
+        );
+        let mut args = vec![
+            "run",
+            "--http",
+            &url,
+            "--start",
+            &start,
+            "--start-timeout-ms",
+            "1500",
+        ];
+        args.extend_from_slice(versions);
+        let run = run_chaos(&args);
+        assert_eq!(run.code, 2, "{versions:?}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("did not open port {port} within 1500 ms")),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("booting"),
+            "the server's output is shown: {}",
+            run.stderr
+        );
+        assert_eq!(
+            std::fs::read_to_string(&starts).expect("the start command ran"),
+            "started\n",
+            "{versions:?}: the server is started once"
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_running("sleep 31.4103") && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(
+            !process_running("sleep 31.4103"),
+            "the start command outlived the run"
+        );
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "something listens on {port}"
+        );
     }
-    assert!(
-        !process_running("sleep 31.4103"),
-        "the start command outlived the run"
-    );
 }
 
 /// No listening socket or process is left after a full HTTP run.
