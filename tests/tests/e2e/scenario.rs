@@ -352,7 +352,7 @@ fn a_baseline_accepts_known_findings_and_lists_fixed_ones() {
         path.to_str().expect("utf-8"),
         baseline.to_str().expect("utf-8"),
     );
-    let flawed = small_fixture_scenario("baselined", &["empty-success-on-5xx"])
+    let flawed = small_fixture_scenario("baselined", &["protocol-error-on-404"])
         .replace("fault = \"not-found\"\nexpect = { channel = \"result\", is_error = true, content_matches = \"(?i)no record\" }\n", "fault = \"not-found\"\n");
     std::fs::write(&path, &flawed).expect("written");
 
@@ -362,7 +362,7 @@ fn a_baseline_accepts_known_findings_and_lists_fixed_ones() {
     let update = scenario(&[s, "--baseline", b, "--update-baseline"]);
     assert_eq!(update.code, 0, "{}{}", update.stdout, update.stderr);
     let text = std::fs::read_to_string(&baseline).expect("the baseline was written");
-    assert!(text.contains("error-masked-as-success"), "{text}");
+    assert!(text.contains("business-failure-as-protocol-error"), "{text}");
     assert!(text.contains("UNJUDGED"), "{text}");
 
     let again = scenario(&[s, "--baseline", b]);
@@ -394,7 +394,7 @@ fn a_baseline_accepts_known_findings_and_lists_fixed_ones() {
     assert!(
         listed
             .iter()
-            .any(|e| e["invariant"] == "error-masked-as-success"),
+            .any(|e| e["invariant"] == "business-failure-as-protocol-error"),
         "{listed:#?}"
     );
 }
