@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fuzz smoke run. Runs the `mcp_chaos::fuzz` tests and the server-author example (a doc test)
-# on stable, builds every cargo-fuzz target with nightly, and runs each for FUZZ_SECONDS on its
-# seed corpus with fuzz/mcp.dict. Fails, printing the reproducer path, when a target crashes.
+# on stable, builds every cargo-fuzz target with nightly (one build shared by all targets), and
+# runs each for FUZZ_SECONDS on its seed corpus with its dictionary (fuzz/sse.dict for event
+# streams, none for schema_generator, fuzz/mcp.dict for the rest). Fails, printing the
+# reproducer path, when a target crashes.
 #
 # mcp_request_flawed fuzzes the fixture with the panic-in-handler flaw planted: it must crash
 # with that panic within FUZZ_FLAWED_SECONDS, and the run fails if it does not.
@@ -12,6 +14,8 @@
 #   FUZZ_TOOLCHAIN        toolchain for cargo-fuzz (default nightly)
 #   FUZZ_SANITIZER        address (default) or none
 #   FUZZ_WORK             scratch dir: grown corpora, artifacts, logs (default target/fuzz-smoke)
+#   FUZZ_LTO              link-time optimisation of the fuzz builds (default false: faster
+#                         builds; fuzz/Cargo.toml turns it on for long runs)
 #
 # cargo-fuzz is installed with `cargo install cargo-fuzz --locked` when missing. The committed
 # seed corpora under fuzz/corpus/ are read, never written: new inputs go to FUZZ_WORK. The
@@ -30,12 +34,12 @@ FLAWED=mcp_request_flawed
 PLANTED="unsupported argument nesting"
 
 log() { printf '[fuzz-smoke] %s\n' "$*" >&2; }
-fuzz() { env -u CARGO_TARGET_DIR cargo "+$TOOLCHAIN" fuzz "$@"; }
+fuzz() { env -u CARGO_TARGET_DIR CARGO_PROFILE_RELEASE_LTO="${FUZZ_LTO:-false}" cargo "+$TOOLCHAIN" fuzz "$@"; }
 
 if [[ $# -gt 0 ]]; then
   TARGETS=("$@")
 else
-  TARGETS=(request_parser mcp_request fixture_bytes "$FLAWED")
+  TARGETS=(request_parser sse_parser schema_generator mcp_request fixture_bytes "$FLAWED")
 fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
@@ -54,7 +58,8 @@ mkdir -p "$WORK"
 failures=0
 
 # The committed seeds of a target: fixture_bytes reads frames too, so it shares
-# request_parser's.
+# request_parser's; sse_parser and schema_generator have their own (mcp_request's family has
+# none: the empty input is already a request).
 seeds_of() {
   case "$1" in
     fixture_bytes) echo fuzz/corpus/request_parser ;;
@@ -62,16 +67,29 @@ seeds_of() {
   esac
 }
 
+# The dictionary of a target: SSE fields for event streams, none for schema_generator (its
+# bytes are choices among keywords, not text), JSON-RPC/MCP tokens for the rest (frames, and
+# the strings inside Arbitrary MCP messages).
+dict_of() {
+  case "$1" in
+    sse_parser) echo fuzz/sse.dict ;;
+    schema_generator) ;;
+    *) echo fuzz/mcp.dict ;;
+  esac
+}
+
 # run TARGET SECONDS: fuzzes TARGET, logging to $WORK/TARGET.log; returns libFuzzer's status.
 run() {
   local target="$1" secs="$2"
   local corpus="$WORK/corpus/$target" artifacts="$WORK/artifacts/$target/"
-  local seeds=() dir
+  local seeds=() dict=() dir
   mkdir -p "$corpus" "$artifacts"
   dir=$(seeds_of "$target")
   [[ -d "$dir" ]] && seeds=("$dir")
+  dir=$(dict_of "$target")
+  [[ -n "$dir" ]] && dict=("-dict=$dir")
   fuzz run -s "$SANITIZER" "$target" "$corpus" "${seeds[@]}" -- \
-    -max_total_time="$secs" -timeout=10 -dict=fuzz/mcp.dict \
+    -max_total_time="$secs" -timeout=10 "${dict[@]}" \
     -artifact_prefix="$artifacts" -print_final_stats=1 >"$WORK/$target.log" 2>&1
 }
 

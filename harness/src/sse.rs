@@ -71,9 +71,14 @@ impl Reader {
         Reader::default()
     }
 
-    /// Feeds bytes; returns the events completed by them.
+    /// Feeds bytes; returns the events completed by them. Chunk boundaries do not matter: any
+    /// split of a stream (empty chunks included) yields the same events.
     pub fn push(&mut self, mut chunk: &[u8]) -> Vec<Event> {
         let mut out = Vec::new();
+        if chunk.is_empty() {
+            // Keep `after_cr`: the LF of a CRLF may still come in the next chunk.
+            return out;
+        }
         if self.after_cr && chunk.first() == Some(&b'\n') {
             chunk = &chunk[1..];
         }
@@ -234,6 +239,20 @@ mod tests {
         assert_eq!(events[0].data, "a\nb");
         assert_eq!(events[1].data, "c");
         assert_eq!(events[1].retry, Some(1500));
+    }
+
+    /// Found by the `sse_parser` fuzz target (minimised input `data\r\n`): an empty chunk
+    /// between the CR and the LF of a CRLF made the LF a second line ending, so a blank line
+    /// that was never sent dispatched the event.
+    #[test]
+    fn empty_chunk_between_cr_and_lf_changes_nothing() {
+        let whole = read(&[b"data\r\n"]);
+        assert!(whole.0.is_empty());
+        assert_eq!(whole.1, [Anomaly::UnterminatedEvent(String::new())]);
+        assert_eq!(read(&[b"data\r", b"", b"\n"]), whole);
+        let (events, _) = read(&[b"data: {\"a\":\r", b"", b"\ndata: 1}\r", b"", b"\n\r\n"]);
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data, "{\"a\":\n1}");
     }
 
     #[test]

@@ -385,8 +385,17 @@ impl Message {
 
     /// The message serialised as one compact JSON line, without the trailing newline.
     pub fn to_bytes(&self) -> Vec<u8> {
-        // Serialising a `Value` cannot fail: its keys are always strings.
-        serde_json::to_vec(&self.to_value()).unwrap_or_default()
+        // Serialised from the raw values in place (no copy). Serialising a `Value` cannot
+        // fail: its keys are always strings.
+        let result = match self {
+            Message::Request(r) => serde_json::to_vec(&r.raw),
+            Message::Notification(n) => serde_json::to_vec(&n.raw),
+            Message::Response(r) => serde_json::to_vec(&r.raw),
+            Message::Batch(b) => {
+                serde_json::to_vec(&b.items.iter().map(BatchItem::raw).collect::<Vec<_>>())
+            }
+        };
+        result.unwrap_or_default()
     }
 
     /// A short label: `request`, `notification`, `response`, `error response` or `batch`.
@@ -572,13 +581,13 @@ pub fn parse(frame: &[u8]) -> Result<Message, WireError> {
 }
 
 /// The parser's description without serde_json's trailing position, which [`WireError::NotJson`]
-/// carries separately.
+/// carries separately. One allocation: the display is cut in place.
 fn json_reason(e: &serde_json::Error) -> String {
-    let full = e.to_string();
-    match full.rfind(" at line ") {
-        Some(i) => full[..i].to_owned(),
-        None => full,
+    let mut full = e.to_string();
+    if let Some(i) = full.rfind(" at line ") {
+        full.truncate(i);
     }
+    full
 }
 
 /// Classifies an already-parsed JSON value as a message. Total, like [`parse`].
@@ -592,8 +601,8 @@ pub fn classify(value: Value) -> Result<Message, WireError> {
             let items = items
                 .into_iter()
                 .map(|item| match item {
-                    Value::Object(map) => match classify_object(map.clone()) {
-                        Ok(m) => BatchItem::Valid(m),
+                    Value::Object(map) => match envelope(&map) {
+                        Ok(envelope) => BatchItem::Valid(envelope.message(map)),
                         Err(error) => BatchItem::Invalid {
                             error,
                             raw: Value::Object(map),
@@ -616,7 +625,47 @@ pub fn classify(value: Value) -> Result<Message, WireError> {
 }
 
 fn classify_object(map: Map<String, Value>) -> Result<Message, WireError> {
-    match map.get("jsonrpc") {
+    envelope(&map).map(|envelope| envelope.message(map))
+}
+
+/// What a valid object is, read from its members without taking it apart.
+enum Envelope {
+    Request(RequestId),
+    Notification,
+    Response(ResponseId, Option<i64>),
+}
+
+impl Envelope {
+    /// The message, owning `map` (no copy).
+    fn message(self, map: Map<String, Value>) -> Message {
+        let raw = Value::Object(map);
+        match self {
+            Envelope::Request(id) => Message::Request(Request { id, raw }),
+            Envelope::Notification => Message::Notification(Notification { raw }),
+            Envelope::Response(id, code) => Message::Response(Response { id, code, raw }),
+        }
+    }
+}
+
+/// The JSON-RPC envelope of one object: which message it is, or the first thing wrong with it,
+/// checked in a fixed order (`jsonrpc`, then `method` and its companions, then the response
+/// members). The members are found in one pass over the object (no hashing: an envelope has
+/// a handful of members).
+fn envelope(map: &Map<String, Value>) -> Result<Envelope, WireError> {
+    let (mut jsonrpc, mut method, mut params, mut id, mut result, mut error) =
+        (None, None, None, None, None, None);
+    for (key, value) in map {
+        match key.as_str() {
+            "jsonrpc" => jsonrpc = Some(value),
+            "method" => method = Some(value),
+            "params" => params = Some(value),
+            "id" => id = Some(value),
+            "result" => result = Some(value),
+            "error" => error = Some(value),
+            _ => {}
+        }
+    }
+    match jsonrpc {
         None => return Err(WireError::MissingJsonrpc),
         Some(Value::String(s)) if s == "2.0" => {}
         Some(other) => {
@@ -625,41 +674,35 @@ fn classify_object(map: Map<String, Value>) -> Result<Message, WireError> {
             });
         }
     }
-    let has_result = map.contains_key("result");
-    if let Some(method) = map.get("method") {
+    if let Some(method) = method {
         if !method.is_string() {
             return Err(WireError::MethodNotString {
                 found: JsonKind::of(method),
             });
         }
-        if has_result || map.contains_key("error") {
+        if result.is_some() || error.is_some() {
             return Err(WireError::MethodWithResponseMembers);
         }
-        if let Some(params) = map.get("params")
+        if let Some(params) = params
             && !(params.is_object() || params.is_array())
         {
             return Err(WireError::ParamsWrongType {
                 found: JsonKind::of(params),
             });
         }
-        return match map.get("id") {
-            None => Ok(Message::Notification(Notification {
-                raw: Value::Object(map),
-            })),
+        return match id {
+            None => Ok(Envelope::Notification),
             Some(id) => match RequestId::from_value(id) {
-                Ok(Some(id)) => Ok(Message::Request(Request {
-                    id,
-                    raw: Value::Object(map),
-                })),
+                Ok(Some(id)) => Ok(Envelope::Request(id)),
                 Ok(None) => Err(WireError::NullRequestId),
                 Err(found) => Err(WireError::IdWrongType { found }),
             },
         };
     }
-    if has_result && map.contains_key("error") {
+    if result.is_some() && error.is_some() {
         return Err(WireError::ResultAndError);
     }
-    let id = match map.get("id") {
+    let id = match id {
         None => ResponseId::Absent,
         Some(id) => match RequestId::from_value(id) {
             Ok(Some(id)) => ResponseId::Id(id),
@@ -667,23 +710,15 @@ fn classify_object(map: Map<String, Value>) -> Result<Message, WireError> {
             Err(found) => return Err(WireError::IdWrongType { found }),
         },
     };
-    if has_result {
+    if result.is_some() {
         if !matches!(id, ResponseId::Id(_)) {
             return Err(WireError::ResultWithoutId);
         }
-        return Ok(Message::Response(Response {
-            id,
-            code: None,
-            raw: Value::Object(map),
-        }));
+        return Ok(Envelope::Response(id, None));
     }
-    if let Some(error) = map.get("error") {
+    if let Some(error) = error {
         let code = error_code(error)?;
-        return Ok(Message::Response(Response {
-            id,
-            code: Some(code),
-            raw: Value::Object(map),
-        }));
+        return Ok(Envelope::Response(id, Some(code)));
     }
     Err(WireError::NotAMessage)
 }
