@@ -215,9 +215,10 @@ fn a_flaw_planted_in_a_passing_scenario_fails_it_with_its_finding_and_a_junit_fa
     assert_eq!(report["status"], "failed");
     let findings = report["findings"].as_array().expect("findings");
     assert!(
-        findings.iter().any(|f| f["invariant"]
-            == "business-failure-as-protocol-error"
-            && f["status"]["kind"] == "new"),
+        findings
+            .iter()
+            .any(|f| f["invariant"] == "business-failure-as-protocol-error"
+                && f["status"]["kind"] == "new"),
         "{findings:#?}"
     );
     // The explicit step's expectation failed too (a JSON-RPC error, not a result).
@@ -362,7 +363,10 @@ fn a_baseline_accepts_known_findings_and_lists_fixed_ones() {
     let update = scenario(&[s, "--baseline", b, "--update-baseline"]);
     assert_eq!(update.code, 0, "{}{}", update.stdout, update.stderr);
     let text = std::fs::read_to_string(&baseline).expect("the baseline was written");
-    assert!(text.contains("business-failure-as-protocol-error"), "{text}");
+    assert!(
+        text.contains("business-failure-as-protocol-error"),
+        "{text}"
+    );
     assert!(text.contains("UNJUDGED"), "{text}");
 
     let again = scenario(&[s, "--baseline", b]);
@@ -460,7 +464,9 @@ fn the_sarif_of_a_run_validates_against_sarif_2_1_0() {
     compiler
         .add_resource("urn:sarif", schema)
         .expect("a resource");
-    let index = compiler.compile("urn:sarif", &mut schemas).expect("compiles");
+    let index = compiler
+        .compile("urn:sarif", &mut schemas)
+        .expect("compiles");
     if let Err(e) = schemas.validate(&sarif, index) {
         panic!("the SARIF does not validate: {e:#}\n{sarif:#}");
     }
