@@ -14,8 +14,6 @@
 #   FUZZ_TOOLCHAIN        toolchain for cargo-fuzz (default nightly)
 #   FUZZ_SANITIZER        address (default) or none
 #   FUZZ_WORK             scratch dir: grown corpora, artifacts, logs (default target/fuzz-smoke)
-#   FUZZ_LTO              link-time optimisation of the fuzz builds (default false: faster
-#                         builds; fuzz/Cargo.toml turns it on for long runs)
 #
 # cargo-fuzz is installed with `cargo install cargo-fuzz --locked` when missing. The committed
 # seed corpora under fuzz/corpus/ are read, never written: new inputs go to FUZZ_WORK. The
@@ -34,7 +32,7 @@ FLAWED=mcp_request_flawed
 PLANTED="unsupported argument nesting"
 
 log() { printf '[fuzz-smoke] %s\n' "$*" >&2; }
-fuzz() { env -u CARGO_TARGET_DIR CARGO_PROFILE_RELEASE_LTO="${FUZZ_LTO:-false}" cargo "+$TOOLCHAIN" fuzz "$@"; }
+fuzz() { env -u CARGO_TARGET_DIR cargo "+$TOOLCHAIN" fuzz "$@"; }
 
 if [[ $# -gt 0 ]]; then
   TARGETS=("$@")

@@ -58,6 +58,31 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             if let Probe::InvalidRequest { what, .. } = &ex.probe {
                 return dropped_frame(&format!("an invalid request ({what})"));
             }
+            // A call that kept reporting progress is working, not stuck: the deadline was
+            // extended on each notification up to the client's maximum, which MCP asks
+            // clients to enforce regardless of progress (basic/utilities/progress, lifecycle
+            // "Timeouts"). Slow, but not a dead request.
+            if let Expect::Response { id, .. } = &ex.expect {
+                let token = format!("mcp-chaos-{id}");
+                let progress = ex
+                    .frames()
+                    .filter(|(_, f)| crate::session::is_progress_for(f, &token))
+                    .count();
+                if progress > 0 {
+                    return vec![finding(
+                        &NO_RESPONSE,
+                        Severity::Warning,
+                        ctx,
+                        ex,
+                        format!(
+                            "{} kept reporting progress ({progress} notifications) but sent no response within {} ms (the deadline, {} ms, is extended on progress up to a maximum); a call this long should be a task, or bounded by the tool",
+                            ex.probe.label(),
+                            ex.elapsed.as_millis(),
+                            ex.timeout_ms
+                        ),
+                    )];
+                }
+            }
             vec![finding(
                 &NO_RESPONSE,
                 Severity::Violation,
@@ -124,5 +149,92 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             }
         }
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::oracle::ToolTable;
+    use crate::protocol::ProtocolVersion;
+    use crate::session::{Received, ReceivedItem};
+    use crate::transport::Frame;
+    use crate::wire::RequestId;
+
+    /// A `tools/call` (id 7) that got no response in 60 s, with `frames` received meanwhile.
+    fn unanswered(frames: &[serde_json::Value]) -> Exchange {
+        Exchange {
+            probe: Probe::ToolCall {
+                tool: "slow".into(),
+                arguments: json!({}),
+            },
+            sent: b"{}\n".to_vec(),
+            expect: Expect::Response {
+                id: RequestId::from(7_i64),
+                or_null: false,
+                fence: false,
+            },
+            received: frames
+                .iter()
+                .map(|f| Received {
+                    at_ms: 1,
+                    item: ReceivedItem::Frame(Frame::new(f.to_string().into_bytes())),
+                })
+                .collect(),
+            preceding: 0,
+            outcome: Outcome::NoAnswer,
+            elapsed: Duration::from_secs(60),
+            timeout_ms: 10_000,
+            fault: None,
+        }
+    }
+
+    fn judge(ex: &Exchange) -> Vec<Finding> {
+        let tools = ToolTable::default();
+        let ctx = Context {
+            version: ProtocolVersion::V2025_11_25,
+            tools: &tools,
+            exact: &[],
+        };
+        check(&ctx, ex)
+    }
+
+    fn progress(token: &str) -> serde_json::Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": 1}})
+    }
+
+    #[test]
+    fn a_silent_unanswered_call_is_a_violation() {
+        let findings = judge(&unanswered(&[]));
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].severity, Severity::Violation);
+        assert!(findings[0].message.contains("no response"), "{findings:?}");
+    }
+
+    #[test]
+    fn progress_for_another_request_does_not_excuse_silence() {
+        let findings = judge(&unanswered(&[progress("mcp-chaos-8")]));
+        assert_eq!(findings[0].severity, Severity::Violation);
+    }
+
+    #[test]
+    fn an_unanswered_call_that_kept_reporting_progress_is_a_warning() {
+        let findings = judge(&unanswered(&[
+            progress("mcp-chaos-7"),
+            progress("mcp-chaos-7"),
+        ]));
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].severity, Severity::Warning);
+        assert!(
+            findings[0]
+                .message
+                .contains("kept reporting progress (2 notifications)"),
+            "{findings:?}"
+        );
     }
 }

@@ -15,7 +15,7 @@ use crate::finding::{Finding, Severity, UNSATISFIABLE_INPUT_SCHEMA};
 use crate::generate::{Case, GenError, GenOptions, Generator, Violation};
 use crate::oracle;
 use crate::protocol::{ProtocolVersion, SchemaDialect};
-use crate::session::{Exchange, Probe};
+use crate::session::{Exchange, Outcome, Probe};
 
 /// Most shrink steps per failing case.
 pub const SHRINK_STEPS: usize = 64;
@@ -28,6 +28,9 @@ pub const BOUNDARY_CASES: usize = 48;
 struct CaseOutcome {
     exchange: Exchange,
     findings: Vec<Finding>,
+    /// The call missed its deadline on a live server (which was then restarted): the tool's
+    /// remaining cases are skipped, as each would likely cost a whole deadline too.
+    missed: bool,
 }
 
 /// A 32-byte ChaCha seed from the run's seed and the tool's name, so that each tool's cases
@@ -107,10 +110,12 @@ impl Campaign<'_> {
         let started = Instant::now();
         let budget = self.config.tool_budget;
         let over = |started: Instant| started.elapsed() >= budget;
+        // Set when a case missed its deadline: the tool's remaining cases are skipped.
+        let mut stalled = false;
         // 1. Boundary cases (deterministic).
         if let Ok(cases) = generator.boundary() {
             for case in cases.into_iter().take(BOUNDARY_CASES) {
-                if self.gave_up || over(started) {
+                if self.gave_up || stalled || over(started) {
                     break;
                 }
                 let (value, violation) = match case {
@@ -118,6 +123,7 @@ impl Campaign<'_> {
                     Case::Invalid { value, violation } => (value, Some(violation)),
                 };
                 let outcome = self.run_case(tool, value, violation, "boundary").await;
+                stalled |= outcome.missed;
                 let outcome = self.finalize(outcome);
                 self.add(outcome.findings);
             }
@@ -127,10 +133,11 @@ impl Campaign<'_> {
         //    a small valid value, where the schema admits them.
         if let Ok(example) = generator.example() {
             for (_, value) in hostile_variants(&generator, input_schema, &example) {
-                if self.gave_up || over(started) {
+                if self.gave_up || stalled || over(started) {
                     break;
                 }
                 let outcome = self.run_case(tool, value, None, "hostile").await;
+                stalled |= outcome.missed;
                 let outcome = self.finalize(outcome);
                 self.add(outcome.findings);
             }
@@ -142,13 +149,14 @@ impl Campaign<'_> {
         // 3. Random valid arguments.
         if let Ok(strategy) = generator.valid() {
             for _ in 0..valid {
-                if self.gave_up || over(started) {
+                if self.gave_up || stalled || over(started) {
                     break;
                 }
                 let Ok(mut tree) = strategy.new_tree(&mut runner) else {
                     break;
                 };
                 let outcome = self.run_case(tool, tree.current(), None, "random").await;
+                stalled |= outcome.missed;
                 let outcome = self
                     .shrink(
                         tool,
@@ -163,7 +171,7 @@ impl Campaign<'_> {
         // 4. Random arguments breaking one constraint.
         if let Ok(strategy) = generator.invalid() {
             for _ in 0..invalid {
-                if self.gave_up || over(started) {
+                if self.gave_up || stalled || over(started) {
                     break;
                 }
                 let Ok(mut tree) = strategy.new_tree(&mut runner) else {
@@ -171,6 +179,7 @@ impl Campaign<'_> {
                 };
                 let (value, violation) = tree.current();
                 let outcome = self.run_case(tool, value, Some(violation), "random").await;
+                stalled |= outcome.missed;
                 let outcome = self
                     .shrink(
                         tool,
@@ -238,6 +247,7 @@ impl Campaign<'_> {
             return CaseOutcome {
                 exchange: dead_exchange(probe),
                 findings: Vec::new(),
+                missed: false,
             };
         };
         let exchange = session.call_tool(probe, tool, &arguments).await;
@@ -251,11 +261,22 @@ impl Campaign<'_> {
         let died = !alive.is_empty();
         findings.extend(alive);
         findings.extend(oracle::judge(&ctx, &ping));
+        let missed = !died && matches!(exchange.outcome, Outcome::NoAnswer);
         if died {
             self.restart(&format!("server failed after {}", exchange.probe.label()))
                 .await;
+        } else if missed {
+            self.fresh_restart(&format!(
+                "{} missed its deadline and may still be running it",
+                exchange.probe.label()
+            ))
+            .await;
         }
-        CaseOutcome { exchange, findings }
+        CaseOutcome {
+            exchange,
+            findings,
+            missed,
+        }
     }
 
     /// Shrinks a failing case: while the same violation reproduces, simplify the value tree

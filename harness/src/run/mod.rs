@@ -787,6 +787,7 @@ impl<'a> Campaign<'a> {
             summary: Summary::default(),
             started: Instant::now(),
             gave_up: false,
+            fresh_restarts: 0,
         })
     }
 
@@ -900,6 +901,9 @@ struct Campaign<'a> {
     summary: Summary,
     started: Instant,
     gave_up: bool,
+    /// Restarts made to clear a call that missed its deadline (the server was alive): they
+    /// count in the summary, not against `max_restarts`.
+    fresh_restarts: u32,
 }
 
 impl Campaign<'_> {
@@ -1300,15 +1304,29 @@ impl Campaign<'_> {
         self.restart(&reason).await;
     }
 
+    /// Restarts a live server whose call missed its deadline: it may still be running that
+    /// call (a loop, a progress stream), which would slow or muddle every later case. Not
+    /// counted against `max_restarts` (the server did not fail).
+    async fn fresh_restart(&mut self, reason: &str) -> bool {
+        self.restart_counted(reason, false).await
+    }
+
     async fn restart(&mut self, reason: &str) -> bool {
+        self.restart_counted(reason, true).await
+    }
+
+    async fn restart_counted(&mut self, reason: &str, counted: bool) -> bool {
         if let Some(old) = self.session.take() {
             old.shutdown().await;
         }
-        if self.summary.restarts >= self.config.max_restarts {
+        if counted && self.summary.restarts - self.fresh_restarts >= self.config.max_restarts {
             self.gave_up = true;
             return false;
         }
         self.summary.restarts += 1;
+        if !counted {
+            self.fresh_restarts += 1;
+        }
         (self.on_event)(&Event::Restarted { reason });
         match self.start_session().await {
             Ok(()) => true,

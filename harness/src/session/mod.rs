@@ -839,7 +839,9 @@ fn ms_since(t: Instant) -> u64 {
     u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-fn is_progress_for(frame: &crate::transport::Frame, token: &str) -> bool {
+/// Whether `frame` is a `notifications/progress` for the progress token `token` (mcp-chaos
+/// gives each request the token `mcp-chaos-<id>`).
+pub fn is_progress_for(frame: &crate::transport::Frame, token: &str) -> bool {
     matches!(&frame.message, Ok(Message::Notification(n))
         if n.method() == "notifications/progress"
             && n.params().and_then(|p| p.get("progressToken")).and_then(Value::as_str) == Some(token))
