@@ -19,7 +19,9 @@ use crate::session::{Exchange, Outcome, Probe};
 
 /// Most shrink steps per failing case.
 pub const SHRINK_STEPS: usize = 64;
-/// Most time spent shrinking one failing case.
+/// Most time spent shrinking one failing case (less when the tool's time budget,
+/// `--tool-budget-ms`, is smaller: each shrink step of a call that misses its deadline costs a
+/// whole deadline).
 pub const SHRINK_TIME: Duration = Duration::from_secs(30);
 /// Most boundary cases per tool.
 pub const BOUNDARY_CASES: usize = 48;
@@ -307,7 +309,11 @@ impl Campaign<'_> {
             } else {
                 tree.complicate()
             };
-            if !moved || steps >= SHRINK_STEPS || started.elapsed() >= SHRINK_TIME || self.gave_up {
+            if !moved
+                || steps >= SHRINK_STEPS
+                || started.elapsed() >= SHRINK_TIME.min(self.config.tool_budget)
+                || self.gave_up
+            {
                 break;
             }
             steps += 1;

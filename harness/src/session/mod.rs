@@ -56,13 +56,13 @@ pub struct ClientConfig {
 
 impl ClientConfig {
     /// A config with the given version and per-request timeout, a 200 ms grace and a maximum of
-    /// six timeouts.
+    /// three timeouts (a call that keeps reporting progress waits at most 30 s by default).
     pub fn new(version: ProtocolVersion, timeout: Duration) -> ClientConfig {
         ClientConfig {
             version,
             timeout,
             grace: Duration::from_millis(200),
-            max_timeout: timeout * 6,
+            max_timeout: timeout * 3,
         }
     }
 }
