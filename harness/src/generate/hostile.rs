@@ -91,8 +91,96 @@ pub fn hostile_raw_json() -> &'static [&'static str] {
 
 /// A strategy over [`hostile_strings`] whose char count is within `min..=max`, weighted so
 /// the 1 MiB string is rare (1 in 1001 hostile draws: it costs about a millisecond to copy
-/// and check). `None` if none fits.
+/// and check). `None` if none fits. A drawn string shrinks by dropping characters (halves,
+/// then quarters, ... then single characters, never below `min`), so that a failure on
+/// `"/etc/passwd\0.png"` shrinks to the `"\0"` inside it.
 pub(crate) fn fitting(min: u64, max: u64) -> Option<BoxedStrategy<String>> {
+    let min_chars = usize::try_from(min).unwrap_or(usize::MAX);
+    pick(min, max).map(|s| {
+        Dropping {
+            inner: s,
+            min_chars,
+        }
+        .boxed()
+    })
+}
+
+/// Draws with `inner`, then shrinks by dropping characters (see [`fitting`]).
+#[derive(Debug)]
+struct Dropping {
+    inner: BoxedStrategy<String>,
+    min_chars: usize,
+}
+
+impl Strategy for Dropping {
+    type Tree = DroppingTree;
+    type Value = String;
+
+    fn new_tree(
+        &self,
+        runner: &mut proptest::test_runner::TestRunner,
+    ) -> proptest::strategy::NewTree<Self> {
+        let chars: Vec<char> = self.inner.new_tree(runner)?.current().chars().collect();
+        Ok(DroppingTree {
+            chunk: (chars.len() / 2).max(1),
+            current: chars,
+            prev: None,
+            pos: 0,
+            min: self.min_chars,
+        })
+    }
+}
+
+/// The value tree of [`Dropping`]: removes `chunk` characters at `pos`; when that makes the
+/// test pass, puts them back and moves on; at the end of the string, halves `chunk`.
+#[derive(Debug, Clone)]
+struct DroppingTree {
+    current: Vec<char>,
+    prev: Option<Vec<char>>,
+    pos: usize,
+    chunk: usize,
+    min: usize,
+}
+
+impl proptest::strategy::ValueTree for DroppingTree {
+    type Value = String;
+
+    fn current(&self) -> String {
+        self.current.iter().collect()
+    }
+
+    fn simplify(&mut self) -> bool {
+        let room = self.current.len().saturating_sub(self.min);
+        if room == 0 {
+            return false;
+        }
+        while self.pos >= self.current.len() {
+            if self.chunk <= 1 {
+                return false;
+            }
+            self.chunk /= 2;
+            self.pos = 0;
+        }
+        let end = (self.pos + self.chunk.min(room)).min(self.current.len());
+        let mut next = self.current.clone();
+        next.drain(self.pos..end);
+        self.prev = Some(std::mem::replace(&mut self.current, next));
+        true
+    }
+
+    fn complicate(&mut self) -> bool {
+        match self.prev.take() {
+            Some(previous) => {
+                self.current = previous;
+                self.pos += self.chunk;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+fn pick(min: u64, max: u64) -> Option<BoxedStrategy<String>> {
     let short: Vec<&'static str> = SHORT
         .iter()
         .copied()
