@@ -76,8 +76,9 @@ fn capitalized(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Formats this module generates.
-pub(crate) const KNOWN: &[&str] = &[
+/// The `format` values the generator constructs values for (others are treated as
+/// annotations).
+pub const KNOWN: &[&str] = &[
     "date",
     "date-time",
     "time",

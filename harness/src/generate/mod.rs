@@ -102,6 +102,7 @@ use serde_json::Value;
 
 pub use cases::{Case, Violation};
 pub use error::{GenError, Note, NoteKind};
+pub use format::KNOWN as KNOWN_FORMATS;
 pub use hostile::{LONG_LEN, hostile_raw_json, hostile_string_strategy, hostile_strings};
 pub use options::GenOptions;
 pub use safety::{is_loopback_host, is_loopback_safe, is_safe_str};

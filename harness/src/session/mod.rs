@@ -880,17 +880,7 @@ fn read_discover(
     requested: ProtocolVersion,
     stderr: String,
 ) -> Result<Negotiated, InitError> {
-    unanswered(ex, stderr)?;
-    let Some(response) = ex.response() else {
-        return Err(InitError::BadResult("no response".into()));
-    };
-    if let Some(error) = response.error() {
-        return Err(InitError::Rejected {
-            code: error.code,
-            message: error.message.to_owned(),
-        });
-    }
-    let result = response.result().cloned().unwrap_or(Value::Null);
+    let result = handshake_result(ex, stderr)?;
     let supported: Vec<&str> = result
         .get("supportedVersions")
         .and_then(Value::as_array)
@@ -955,11 +945,9 @@ fn unanswered(ex: &Exchange, stderr: String) -> Result<(), InitError> {
     }
 }
 
-fn read_initialize(
-    ex: &Exchange,
-    requested: ProtocolVersion,
-    stderr: String,
-) -> Result<Negotiated, InitError> {
+/// The `result` of a handshake request's answer (`initialize` or `server/discover`), or why
+/// there is none: no answer, or an error response.
+fn handshake_result(ex: &Exchange, stderr: String) -> Result<Value, InitError> {
     unanswered(ex, stderr)?;
     let Some(response) = ex.response() else {
         return Err(InitError::BadResult("no response".into()));
@@ -970,7 +958,15 @@ fn read_initialize(
             message: error.message.to_owned(),
         });
     }
-    let result = response.result().cloned().unwrap_or(Value::Null);
+    Ok(response.result().cloned().unwrap_or(Value::Null))
+}
+
+fn read_initialize(
+    ex: &Exchange,
+    requested: ProtocolVersion,
+    stderr: String,
+) -> Result<Negotiated, InitError> {
+    let result = handshake_result(ex, stderr)?;
     let answered = result
         .get("protocolVersion")
         .and_then(Value::as_str)
