@@ -367,7 +367,10 @@ struct CommonArgs {
     #[arg(long, value_name = "N", default_value_t = 64)]
     cases: usize,
 
-    /// Time budget of the generated phase per tool, in milliseconds.
+    /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
+    /// and progress notifications do not extend a call's deadline past it (each call still
+    /// gets --timeout-ms). A tool's generated phase thus ends within this budget plus one
+    /// timeout, shrinking aside.
     #[arg(long, value_name = "MS", default_value_t = 20_000)]
     tool_budget_ms: u64,
 

@@ -67,6 +67,16 @@ impl Progress {
                     "{tool}: calling it under {faults} upstream fault profiles"
                 ));
             }
+            Event::ToolGenerated {
+                tool,
+                calls,
+                elapsed,
+                cut,
+            } => self.line(&format!(
+                "{tool}: {calls} generated calls in {:.1} s{}",
+                elapsed.as_secs_f64(),
+                cut.map(|c| format!(" (cut short: {c})")).unwrap_or_default()
+            )),
             Event::VersionSkipped { version } => {
                 self.line(&format!("the server does not speak {version}; skipped"));
             }

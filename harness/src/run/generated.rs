@@ -87,7 +87,22 @@ impl Campaign<'_> {
             if self.gave_up {
                 break;
             }
-            self.generate_tool(name, schema, url, valid, invalid).await;
+            let started = Instant::now();
+            let calls = self.summary.tool_calls;
+            let cut = self.generate_tool(name, schema, url, valid, invalid).await;
+            let (calls, elapsed) = (self.summary.tool_calls - calls, started.elapsed());
+            (self.on_event)(&Event::ToolGenerated {
+                tool: name,
+                calls,
+                elapsed,
+                cut,
+            });
+            self.summary.generated.push(super::ToolGenerated {
+                tool: name.clone(),
+                calls,
+                elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                cut,
+            });
         }
     }
 
@@ -98,7 +113,7 @@ impl Campaign<'_> {
         url_base: &str,
         valid: usize,
         invalid: usize,
-    ) {
+    ) -> Option<&'static str> {
         let version = self.context().version;
         let schema = schema_for(input_schema, version);
         let opts = GenOptions::with_url_base(url_base);
@@ -106,11 +121,12 @@ impl Campaign<'_> {
             Ok(g) => g,
             Err(e) => {
                 self.schema_finding(tool, &e);
-                return;
+                return None;
             }
         };
         let started = Instant::now();
         let budget = self.config.tool_budget;
+        self.tool_deadline = Some(started + budget);
         let over = |started: Instant| started.elapsed() >= budget;
         // Set when a case missed its deadline: the tool's remaining cases are skipped.
         let mut stalled = false;
@@ -124,6 +140,9 @@ impl Campaign<'_> {
                     Case::Valid { value, .. } => (value, None),
                     Case::Invalid { value, violation } => (value, Some(violation)),
                 };
+                if self.already_called(tool, &value) {
+                    continue;
+                }
                 let outcome = self.run_case(tool, value, violation, "boundary").await;
                 stalled |= outcome.missed;
                 let outcome = self.finalize(outcome);
@@ -137,6 +156,9 @@ impl Campaign<'_> {
             for (_, value) in hostile_variants(&generator, input_schema, &example) {
                 if self.gave_up || stalled || over(started) {
                     break;
+                }
+                if self.already_called(tool, &value) {
+                    continue;
                 }
                 let outcome = self.run_case(tool, value, None, "hostile").await;
                 stalled |= outcome.missed;
@@ -157,7 +179,11 @@ impl Campaign<'_> {
                 let Ok(mut tree) = strategy.new_tree(&mut runner) else {
                     break;
                 };
-                let outcome = self.run_case(tool, tree.current(), None, "random").await;
+                let value = tree.current();
+                if self.already_called(tool, &value) {
+                    continue;
+                }
+                let outcome = self.run_case(tool, value, None, "random").await;
                 stalled |= outcome.missed;
                 let outcome = self
                     .shrink(
@@ -180,6 +206,9 @@ impl Campaign<'_> {
                     break;
                 };
                 let (value, violation) = tree.current();
+                if self.already_called(tool, &value) {
+                    continue;
+                }
                 let outcome = self.run_case(tool, value, Some(violation), "random").await;
                 stalled |= outcome.missed;
                 let outcome = self
@@ -195,6 +224,13 @@ impl Campaign<'_> {
                     .await;
                 self.add(outcome.findings);
             }
+        }
+        if stalled {
+            Some("deadline missed")
+        } else if over(started) {
+            Some("time budget")
+        } else {
+            None
         }
     }
 
@@ -245,6 +281,11 @@ impl Campaign<'_> {
         if self.session.is_none() {
             self.restart("no server running").await;
         }
+        let max_wait = self
+            .tool_deadline
+            .map_or(self.config.timeout, |t| {
+                t.saturating_duration_since(Instant::now())
+            });
         let Some(session) = self.session.as_mut() else {
             return CaseOutcome {
                 exchange: dead_exchange(probe),
@@ -252,7 +293,9 @@ impl Campaign<'_> {
                 missed: false,
             };
         };
-        let exchange = session.call_tool(probe, tool, &arguments).await;
+        let exchange = session
+            .call_tool_within(probe, tool, &arguments, max_wait)
+            .await;
         let ping = session.liveness().await;
         let stderr = session.stderr_tail();
         self.count(&exchange);
@@ -284,6 +327,10 @@ impl Campaign<'_> {
     /// Shrinks a failing case: while the same violation reproduces, simplify the value tree
     /// (proptest's shrinking), re-running the call each time; returns the minimal failing
     /// case's outcome (or `first` when nothing failed or nothing simpler failed).
+    ///
+    /// A call that missed its deadline is not shrunk: every step would cost up to a whole
+    /// deadline (and a restart), so a few steps would take the run's minutes and rarely get
+    /// anywhere; its finding keeps the arguments as sent.
     async fn shrink<T: ValueTree>(
         &mut self,
         tool: &str,
@@ -299,6 +346,9 @@ impl Campaign<'_> {
         else {
             return first;
         };
+        if first.missed {
+            return self.finalize(first);
+        }
         let started = Instant::now();
         let mut best = first;
         let mut fails = true;

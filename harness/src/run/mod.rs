@@ -213,6 +213,18 @@ pub enum Event<'a> {
         /// How many fault profiles will run (0 when skipped).
         faults: usize,
     },
+    /// The generated phase of one tool ended (all its cases ran, or its time budget ran out,
+    /// or a call missed its deadline).
+    ToolGenerated {
+        /// The tool.
+        tool: &'a str,
+        /// How many calls were made with generated arguments, shrinking included.
+        calls: u64,
+        /// How long the tool's generated phase took, shrinking and restarts included.
+        elapsed: std::time::Duration,
+        /// Why it ended early, if it did: `"time budget"` or `"deadline missed"`.
+        cut: Option<&'static str>,
+    },
     /// `--protocol-version all` skipped a version the server does not speak.
     VersionSkipped {
         /// The version.
@@ -275,6 +287,24 @@ pub struct Summary {
     pub duration_ms: u64,
     /// Times the server was restarted.
     pub restarts: u32,
+    /// The generated phase, per tool in the order run (left out of the JSON when the phase
+    /// did not run).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub generated: Vec<ToolGenerated>,
+}
+
+/// One tool's generated phase, in the report's summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolGenerated {
+    /// The tool.
+    pub tool: String,
+    /// `tools/call` requests made with generated arguments (shrinking included).
+    pub calls: u64,
+    /// Wall time of the tool's generated phase, in ms (shrinking and restarts included).
+    pub elapsed_ms: u64,
+    /// Why it ended before its last case: `"time budget"` (`--tool-budget-ms` ran out) or
+    /// `"deadline missed"` (a call went unanswered; the tool's other cases were skipped).
+    pub cut: Option<&'static str>,
 }
 
 /// The result of a run: the shape of `--report-json`.
@@ -344,6 +374,7 @@ impl Report {
         a.warnings += b.warnings;
         a.duration_ms += b.duration_ms;
         a.restarts += b.restarts;
+        a.generated.extend(b.generated.iter().cloned());
         a.tools = a.tools.max(b.tools);
         self.server.protocol_version = format!(
             "{}, {}",
@@ -788,6 +819,8 @@ impl<'a> Campaign<'a> {
             started: Instant::now(),
             gave_up: false,
             fresh_restarts: 0,
+            called: std::collections::HashSet::new(),
+            tool_deadline: None,
         })
     }
 
@@ -904,9 +937,30 @@ struct Campaign<'a> {
     /// Restarts made to clear a call that missed its deadline (the server was alive): they
     /// count in the summary, not against `max_restarts`.
     fresh_restarts: u32,
+    /// Every tool call made so far, as [`call_key`]s: the generated phase skips a case whose
+    /// arguments were already sent to the same tool (as Hypothesis skips duplicate examples).
+    called: std::collections::HashSet<u64>,
+    /// When the current tool's generated phase runs out of time (`--tool-budget-ms` after it
+    /// started): progress extends a generated call's deadline no further than this.
+    tool_deadline: Option<Instant>,
+}
+
+/// A key for a `tools/call` of `tool` with `arguments` (a hash of both; the arguments as
+/// serialised, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are different calls).
+fn call_key(tool: &str, arguments: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    tool.hash(&mut h);
+    arguments.to_string().hash(&mut h);
+    h.finish()
 }
 
 impl Campaign<'_> {
+    /// Whether `tool` was already called with exactly these `arguments` in this campaign.
+    fn already_called(&self, tool: &str, arguments: &Value) -> bool {
+        self.called.contains(&call_key(tool, arguments))
+    }
+
     fn context(&self) -> Context<'_> {
         Context {
             version: self.session.as_ref().map_or(
@@ -1231,6 +1285,11 @@ impl Campaign<'_> {
     /// Counts an exchange in the summary and reports it, without judging it.
     fn count(&mut self, ex: &Exchange) {
         self.summary.exchanges += 1;
+        if let Probe::ToolCall { tool, arguments } | Probe::Generated { tool, arguments, .. } =
+            &ex.probe
+        {
+            self.called.insert(call_key(tool, arguments));
+        }
         if matches!(
             ex.probe,
             Probe::ToolCall { .. } | Probe::Generated { .. } | Probe::UnknownTool { .. }

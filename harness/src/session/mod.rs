@@ -290,6 +290,23 @@ impl Session {
         .await
     }
 
+    /// [`Session::call_tool`], with progress extending the deadline only up to `max_wait`
+    /// after the request was sent (never below the plain timeout): the generated phase keeps
+    /// a call from running far past its tool's time budget.
+    pub async fn call_tool_within(
+        &mut self,
+        probe: Probe,
+        name: &str,
+        arguments: &Value,
+        max_wait: Duration,
+    ) -> Exchange {
+        let saved = self.config.max_timeout;
+        self.config.max_timeout = saved.min(max_wait);
+        let exchange = self.call_tool(probe, name, arguments).await;
+        self.config.max_timeout = saved;
+        exchange
+    }
+
     /// Forgets a request id: a response to it that arrives later is dropped instead of being
     /// taken for a mismatched answer to another request.
     pub fn forget(&mut self, id: RequestId) {

@@ -44,8 +44,8 @@ fn check(flaw: &str, invariant: &str, violation: bool) {
 
 macro_rules! generated_tests {
     ($($name:ident = $flaw:literal => $invariant:literal, $violation:literal;)*) => {
-        /// The flaws covered here (and `crash-on-nul`, below).
-        pub const GENERATED_FLAWS: &[&str] = &["crash-on-nul", $($flaw),*];
+        /// The flaws covered here (and `crash-on-nul` and `stall-on-long-text`, below).
+        pub const GENERATED_FLAWS: &[&str] = &["crash-on-nul", "stall-on-long-text", $($flaw),*];
         $(
             #[doc = concat!("`", $flaw, "` is caught as `", $invariant, "`.")]
             #[test]
@@ -126,6 +126,49 @@ fn planted_crash_is_found_shrunk_and_replayed() {
     ]);
     assert_eq!(fixed.code, 0, "{}{}", fixed.stdout, fixed.stderr);
     assert!(fixed.stdout.contains("FIXED"), "{}", fixed.stdout);
+}
+
+/// A call that never answers but keeps reporting progress (`stall-on-long-text`: echo with a
+/// text over 100 characters) is a `no-response` warning. Progress extends its deadline only up
+/// to the tool's time budget (1.5 s here, not three timeouts); the server is restarted fresh,
+/// echo's remaining cases are skipped, and the other tools' generated phases still run.
+#[test]
+fn a_stalled_call_ends_its_tool_at_the_time_budget_and_the_run_goes_on() {
+    let run = generated_run(
+        &["stall-on-long-text"],
+        &["--timeout-ms", "1000", "--tool-budget-ms", "1500"],
+    );
+    assert_eq!(run.invariants(), vec!["no-response"], "{}", run.stdout);
+    let findings = run.findings();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let finding = &findings[0];
+    assert_eq!(finding["severity"], "warning", "{finding:#}");
+    assert_eq!(finding["tool"], "echo", "{finding:#}");
+    let message = finding["message"].as_str().unwrap_or_default();
+    let waited: u64 = message
+        .split("within ")
+        .nth(1)
+        .and_then(|rest| rest.split(" ms").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no wait in {message:?}"));
+    assert!(
+        waited < 2000,
+        "waited {waited} ms: progress extended the call past the 1500 ms budget ({message})"
+    );
+    let summary = &run.report.as_ref().expect("a report")["summary"];
+    assert_eq!(summary["restarts"], 1, "{summary:#}");
+    let phase = |tool: &str| {
+        summary["generated"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["tool"] == tool)
+            .cloned()
+            .unwrap_or_else(|| panic!("no generated phase for {tool}: {summary:#}"))
+    };
+    assert_eq!(phase("echo")["cut"], "deadline missed", "{summary:#}");
+    assert!(phase("add")["calls"].as_u64() > Some(0), "{summary:#}");
+    assert_eq!(phase("add")["cut"], serde_json::Value::Null, "{summary:#}");
 }
 
 /// `mcp-chaos gen` prints values an independent validator (boon) accepts, and with
