@@ -75,7 +75,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                         ctx,
                         ex,
                         format!(
-                            "{} kept reporting progress ({progress} notifications) but sent no response within {} ms (the deadline, {} ms, is extended on progress up to a maximum); a call this long should be a task, or bounded by the tool",
+                            "{} kept reporting progress ({progress} notifications) but sent no response within {} ms (progress extends the {} ms deadline, up to three deadlines in all); a call this long should be a task, or bounded by the tool",
                             ex.probe.label(),
                             ex.elapsed.as_millis(),
                             ex.timeout_ms

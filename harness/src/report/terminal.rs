@@ -75,7 +75,8 @@ impl Progress {
             } => self.line(&format!(
                 "{tool}: {calls} generated calls in {:.1} s{}",
                 elapsed.as_secs_f64(),
-                cut.map(|c| format!(" (cut short: {c})")).unwrap_or_default()
+                cut.map(|c| format!(" (cut short: {c})"))
+                    .unwrap_or_default()
             )),
             Event::VersionSkipped { version } => {
                 self.line(&format!("the server does not speak {version}; skipped"));

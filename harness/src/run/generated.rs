@@ -281,11 +281,9 @@ impl Campaign<'_> {
         if self.session.is_none() {
             self.restart("no server running").await;
         }
-        let max_wait = self
-            .tool_deadline
-            .map_or(self.config.timeout, |t| {
-                t.saturating_duration_since(Instant::now())
-            });
+        let max_wait = self.tool_deadline.map_or(self.config.timeout, |t| {
+            t.saturating_duration_since(Instant::now())
+        });
         let Some(session) = self.session.as_mut() else {
             return CaseOutcome {
                 exchange: dead_exchange(probe),
@@ -313,6 +311,12 @@ impl Campaign<'_> {
         } else if missed {
             self.fresh_restart(&format!(
                 "{} missed its deadline and may still be running it",
+                exchange.probe.label()
+            ))
+            .await;
+        } else if exchange.outcome == Outcome::Abandoned {
+            self.fresh_restart(&format!(
+                "{} was still reporting progress when the tool's time budget ran out",
                 exchange.probe.label()
             ))
             .await;

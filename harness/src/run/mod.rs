@@ -1285,8 +1285,10 @@ impl Campaign<'_> {
     /// Counts an exchange in the summary and reports it, without judging it.
     fn count(&mut self, ex: &Exchange) {
         self.summary.exchanges += 1;
-        if let Probe::ToolCall { tool, arguments } | Probe::Generated { tool, arguments, .. } =
-            &ex.probe
+        if let Probe::ToolCall { tool, arguments }
+        | Probe::Generated {
+            tool, arguments, ..
+        } = &ex.probe
         {
             self.called.insert(call_key(tool, arguments));
         }

@@ -309,6 +309,10 @@ pub enum Outcome {
     /// The deadline passed without the expected response (or, for a fenced exchange, without
     /// the fence's response).
     NoAnswer,
+    /// mcp-chaos stopped waiting at a limit of its own below the client's maximum (a tool's
+    /// time budget in the generated phase) while progress notifications were still extending
+    /// the deadline: the call was not given its full time, so nothing is judged about it.
+    Abandoned,
     /// The server exited or closed its output before answering.
     Gone(Option<ExitKind>),
     /// The frame could not be written.

@@ -128,6 +128,9 @@ pub struct Session {
     /// Ids whose responses are no longer awaited (fences of exchanges that ended early,
     /// requests that timed out).
     stale: std::collections::HashMap<RequestId, usize>,
+    /// A limit of mcp-chaos's own on how far progress may extend the next request's deadline
+    /// (set by [`Session::call_tool_within`] for one call).
+    wait_cap: Option<Duration>,
 }
 
 impl Session {
@@ -139,6 +142,7 @@ impl Session {
             next_id: 1,
             negotiated: None,
             stale: std::collections::HashMap::new(),
+            wait_cap: None,
         }
     }
 
@@ -291,8 +295,11 @@ impl Session {
     }
 
     /// [`Session::call_tool`], with progress extending the deadline only up to `max_wait`
-    /// after the request was sent (never below the plain timeout): the generated phase keeps
-    /// a call from running far past its tool's time budget.
+    /// after the request was sent (never below the plain timeout, never past the client's
+    /// maximum): the generated phase keeps a call from running far past its tool's time
+    /// budget. A call still reporting progress when that cap ends the wait is
+    /// [`Outcome::Abandoned`], not [`Outcome::NoAnswer`]: it was not given the time the client
+    /// otherwise allows, so it is not judged.
     pub async fn call_tool_within(
         &mut self,
         probe: Probe,
@@ -300,10 +307,9 @@ impl Session {
         arguments: &Value,
         max_wait: Duration,
     ) -> Exchange {
-        let saved = self.config.max_timeout;
-        self.config.max_timeout = saved.min(max_wait);
+        self.wait_cap = Some(max_wait);
         let exchange = self.call_tool(probe, name, arguments).await;
-        self.config.max_timeout = saved;
+        self.wait_cap = None;
         exchange
     }
 
@@ -441,7 +447,14 @@ impl Session {
         started: Instant,
         received: &mut Vec<Received>,
     ) -> Outcome {
-        let hard_deadline = started + self.config.max_timeout.max(self.config.timeout);
+        let client_max = self.config.max_timeout.max(self.config.timeout);
+        let hard_deadline = started
+            + self
+                .wait_cap
+                .map_or(client_max, |cap| cap.clamp(self.config.timeout, client_max));
+        let capped = hard_deadline < started + client_max;
+        // Set when progress pushed the deadline to a cap below the client's maximum.
+        let mut at_cap = false;
         let mut deadline = started + self.config.timeout;
         let mut fenced_at: Option<Instant> = None;
         let mut exited: Option<ExitKind> = None;
@@ -475,7 +488,11 @@ impl Session {
                     };
                 }
                 if Instant::now() >= until {
-                    break Outcome::NoAnswer;
+                    break if at_cap {
+                        Outcome::Abandoned
+                    } else {
+                        Outcome::NoAnswer
+                    };
                 }
                 // The event stream ended without an exit event yet; poll briefly.
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -541,7 +558,9 @@ impl Session {
             if let (ReceivedItem::Frame(f), Some(token)) = (&item, &progress_token)
                 && is_progress_for(f, token)
             {
-                deadline = (Instant::now() + self.config.timeout).min(hard_deadline);
+                let extended = Instant::now() + self.config.timeout;
+                at_cap = capped && extended >= hard_deadline;
+                deadline = extended.min(hard_deadline);
             }
             let mismatched = matches!(expect, Expect::Response { .. })
                 && !answers
@@ -590,7 +609,9 @@ impl Session {
         if let Some(id) = fence {
             self.forget(id);
         }
-        if let (Outcome::NoAnswer, Expect::Response { id, .. }) = (&outcome, expect) {
+        if let (Outcome::NoAnswer | Outcome::Abandoned, Expect::Response { id, .. }) =
+            (&outcome, expect)
+        {
             self.forget(id.clone());
         }
         outcome
@@ -942,7 +963,7 @@ fn unanswered(ex: &Exchange, stderr: String) -> Result<(), InitError> {
                 .map_or_else(|| "closed stdout".to_owned(), ToString::to_string),
             stderr: stderr_note,
         }),
-        Outcome::NoAnswer | Outcome::Fenced => {
+        Outcome::NoAnswer | Outcome::Abandoned | Outcome::Fenced => {
             let garbage: Vec<String> = ex
                 .invalid_frames()
                 .take(3)
