@@ -94,6 +94,11 @@ pub fn check_parser(frame: &[u8]) {
     match wire::parse(frame) {
         Ok(message) => {
             let bytes = message.to_bytes();
+            // `parse` is a pure function: a frame that already is its own serialisation
+            // re-parses to exactly what it parsed to, so the round trip has nothing to check.
+            if bytes == frame {
+                return;
+            }
             match wire::parse(&bytes) {
                 Ok(again) => assert_eq!(
                     signature(&message),
@@ -235,7 +240,8 @@ fn exchange(
                     .unwrap_or_else(|| FetchOutcome::Broken("no outcome".into()));
                 actions.extend(server.complete(call, &outcome));
             }
-            action @ (Action::Exit(_) | Action::Hang) => {
+            // A request left unanswered (with progress reported forever) is a hang too.
+            action @ (Action::Exit(_) | Action::Hang | Action::ReportProgress { .. }) => {
                 assert!(
                     flawed,
                     "the correct fixture took {action:?} on {}",

@@ -581,13 +581,30 @@ pub fn parse(frame: &[u8]) -> Result<Message, WireError> {
 }
 
 /// The parser's description without serde_json's trailing position, which [`WireError::NotJson`]
-/// carries separately. One allocation: the display is cut in place.
+/// carries separately. serde_json displays an error as `{reason} at line {l} column {c}`;
+/// formatting stops where the position begins, so the numbers are never formatted (this runs
+/// for every frame that is not JSON, which is most of what a fuzzer sends).
 fn json_reason(e: &serde_json::Error) -> String {
-    let mut full = e.to_string();
-    if let Some(i) = full.rfind(" at line ") {
-        full.truncate(i);
+    const POSITION: &str = " at line ";
+    struct UntilPosition(String);
+    impl fmt::Write for UntilPosition {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            if s == POSITION {
+                // Ends the formatting: the rest is the position.
+                return Err(fmt::Error);
+            }
+            self.0.push_str(s);
+            Ok(())
+        }
     }
-    full
+    let mut reason = UntilPosition(String::with_capacity(64));
+    let _ = fmt::write(&mut reason, format_args!("{e}"));
+    let mut reason = reason.0;
+    // Should serde_json ever write the position in one piece, cut it off here instead.
+    if let Some(i) = reason.rfind(POSITION) {
+        reason.truncate(i);
+    }
+    reason
 }
 
 /// Classifies an already-parsed JSON value as a message. Total, like [`parse`].
@@ -878,6 +895,29 @@ mod tests {
     fn error_response_id_may_be_absent() {
         let m = parse(br#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"bad"}}"#).unwrap();
         assert!(matches!(&m, Message::Response(r) if r.id() == &ResponseId::Absent));
+    }
+
+    /// The reason is serde_json's description without its position (kept apart), and the
+    /// display puts the position back once.
+    #[test]
+    fn not_json_reason_has_no_position() {
+        let e = err("{\"jsonrpc\": tru}");
+        assert_eq!(
+            e,
+            WireError::NotJson {
+                line: 1,
+                column: 16,
+                reason: "expected ident".into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "not JSON: expected ident at line 1 column 16"
+        );
+        let WireError::NotJson { reason, .. } = err("[1,\n2") else {
+            panic!("not NotJson");
+        };
+        assert_eq!(reason, "EOF while parsing a list");
     }
 
     #[test]
