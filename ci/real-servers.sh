@@ -3,7 +3,8 @@
 # stdio and Streamable HTTP, mcp-server-time, mcp-server-fetch under upstream faults, and a
 # small Python SDK server over HTTP), and fails if mcp-chaos
 # errors (exit code other than 0 or 1), takes longer than LIMIT_S (150 s) on a server (a hang,
-# not a slow server: server-everything alone takes 40-100 s on 2 cores), or makes fewer
+# not a slow server: a default run against server-everything takes 35-50 s on 2 cores, as
+# each tool's generated phase ends within its time budget plus one timeout), or makes fewer
 # exchanges than twice the server's tool count.
 #
 # Usage: ci/real-servers.sh
