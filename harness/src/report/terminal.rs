@@ -67,15 +67,14 @@ impl Progress {
                     "{tool}: calling it under {faults} upstream fault profiles"
                 ));
             }
-            Event::ToolGenerated {
-                tool,
-                calls,
-                elapsed,
-                cut,
-            } => self.line(&format!(
-                "{tool}: {calls} generated calls in {:.1} s{}",
-                elapsed.as_secs_f64(),
-                cut.map(|c| format!(" (cut short: {c})"))
+            Event::ToolGenerated { phase } => self.line(&format!(
+                "{}: {} generated calls in {:.1} s{}",
+                phase.tool,
+                phase.calls,
+                phase.elapsed_ms as f64 / 1000.0,
+                phase
+                    .cut
+                    .map(|c| format!(" (cut short: {c})"))
                     .unwrap_or_default()
             )),
             Event::VersionSkipped { version } => {

@@ -90,19 +90,15 @@ impl Campaign<'_> {
             let started = Instant::now();
             let calls = self.summary.tool_calls;
             let cut = self.generate_tool(name, schema, url, valid, invalid).await;
-            let (calls, elapsed) = (self.summary.tool_calls - calls, started.elapsed());
-            (self.on_event)(&Event::ToolGenerated {
-                tool: name,
-                calls,
-                elapsed,
-                cut,
-            });
-            self.summary.generated.push(super::ToolGenerated {
+            self.tool_deadline = None;
+            let phase = super::ToolGenerated {
                 tool: name.clone(),
-                calls,
-                elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                calls: self.summary.tool_calls - calls,
+                elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 cut,
-            });
+            };
+            (self.on_event)(&Event::ToolGenerated { phase: &phase });
+            self.summary.generated.push(phase);
         }
     }
 
@@ -305,21 +301,21 @@ impl Campaign<'_> {
         findings.extend(alive);
         findings.extend(oracle::judge(&ctx, &ping));
         let missed = !died && matches!(exchange.outcome, Outcome::NoAnswer);
+        // A live server still running the call is restarted fresh.
+        let busy = match exchange.outcome {
+            _ if died => None,
+            Outcome::NoAnswer => Some("missed its deadline and may still be running it"),
+            Outcome::Abandoned => {
+                Some("was still reporting progress when the tool's time budget ran out")
+            }
+            _ => None,
+        };
         if died {
             self.restart(&format!("server failed after {}", exchange.probe.label()))
                 .await;
-        } else if missed {
-            self.fresh_restart(&format!(
-                "{} missed its deadline and may still be running it",
-                exchange.probe.label()
-            ))
-            .await;
-        } else if exchange.outcome == Outcome::Abandoned {
-            self.fresh_restart(&format!(
-                "{} was still reporting progress when the tool's time budget ran out",
-                exchange.probe.label()
-            ))
-            .await;
+        } else if let Some(why) = busy {
+            self.fresh_restart(&format!("{} {why}", exchange.probe.label()))
+                .await;
         }
         CaseOutcome {
             exchange,

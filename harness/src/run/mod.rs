@@ -214,16 +214,10 @@ pub enum Event<'a> {
         faults: usize,
     },
     /// The generated phase of one tool ended (all its cases ran, or its time budget ran out,
-    /// or a call missed its deadline).
+    /// or a call missed its deadline); the same record goes into [`Summary::generated`].
     ToolGenerated {
-        /// The tool.
-        tool: &'a str,
-        /// How many calls were made with generated arguments, shrinking included.
-        calls: u64,
-        /// How long the tool's generated phase took, shrinking and restarts included.
-        elapsed: std::time::Duration,
-        /// Why it ended early, if it did: `"time budget"` or `"deadline missed"`.
-        cut: Option<&'static str>,
+        /// What it did.
+        phase: &'a ToolGenerated,
     },
     /// `--protocol-version all` skipped a version the server does not speak.
     VersionSkipped {

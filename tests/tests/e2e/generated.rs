@@ -156,19 +156,22 @@ fn a_stalled_call_is_a_warning_and_ends_its_tool() {
     let finding = &findings[0];
     assert_eq!(finding["severity"], "warning", "{finding:#}");
     assert_eq!(finding["tool"], "echo", "{finding:#}");
-    let summary = &run.report.as_ref().expect("a report")["summary"];
-    assert_eq!(summary["restarts"], 1, "{summary:#}");
-    assert_eq!(phase(&run, "echo")["cut"], "deadline missed", "{summary:#}");
-    assert!(
-        phase(&run, "add")["calls"].as_u64() > Some(0),
-        "{summary:#}"
-    );
+    assert_restarted_once_and_cut(&run, "deadline missed");
     assert_eq!(phase(&run, "add")["cut"], serde_json::Value::Null);
 }
 
+/// One fresh restart, echo's phase cut for `cut`, and add's phase still run.
+fn assert_restarted_once_and_cut(run: &mcp_chaos_tests::ChaosRun, cut: &str) {
+    let summary = &run.report.as_ref().expect("a report")["summary"];
+    assert_eq!(summary["restarts"], 1, "{summary:#}");
+    assert_eq!(phase(run, "echo")["cut"], cut, "{summary:#}");
+    assert!(phase(run, "add")["calls"].as_u64() > Some(0), "{summary:#}");
+}
+
 /// When the tool's time budget (2 000 ms) ends the wait before the client's allowance
-/// (3 000 ms: three 1 000 ms deadlines) while progress still comes, mcp-chaos gave up, not the server: no finding, and
-/// echo's phase is cut by its time budget. The server is still restarted fresh.
+/// (3 000 ms: three 1 000 ms deadlines) while progress still comes, mcp-chaos gave up, not the
+/// server: no finding, and echo's phase is cut by its time budget. The server is still
+/// restarted fresh.
 #[test]
 fn a_call_cut_by_the_time_budget_is_not_judged() {
     let run = generated_run(
@@ -181,13 +184,7 @@ fn a_call_cut_by_the_time_budget_is_not_judged() {
         "{}",
         run.stdout
     );
-    let summary = &run.report.as_ref().expect("a report")["summary"];
-    assert_eq!(summary["restarts"], 1, "{summary:#}");
-    assert_eq!(phase(&run, "echo")["cut"], "time budget", "{summary:#}");
-    assert!(
-        phase(&run, "add")["calls"].as_u64() > Some(0),
-        "{summary:#}"
-    );
+    assert_restarted_once_and_cut(&run, "time budget");
 }
 
 /// `mcp-chaos gen` prints values an independent validator (boon) accepts, and with
