@@ -2,6 +2,7 @@
 //! driver that feeds the bundled fixture server in-process and judges every answer with
 //! [`mcp_chaos::fuzz::Expected`]. It doubles as the worked example for server authors: replace
 //! [`Fixture::handle`] with your server's frame handler.
+#![forbid(unsafe_code)]
 
 use std::sync::OnceLock;
 
@@ -76,14 +77,18 @@ pub fn signature(message: &Message) -> Signature<'_> {
     }
 }
 
-/// A `fmt::Write` sink that only records whether anything non-empty was written.
+/// A `fmt::Write` sink that only records whether anything non-empty was written, and ends the
+/// formatting there (the rest of the text is not needed to know it is not empty).
 #[derive(Default)]
 struct Wrote(bool);
 
 impl std::fmt::Write for Wrote {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0 |= !s.is_empty();
-        Ok(())
+        if s.is_empty() {
+            return Ok(());
+        }
+        self.0 = true;
+        Err(std::fmt::Error)
     }
 }
 
