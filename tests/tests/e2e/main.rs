@@ -5,6 +5,7 @@ mod chaos;
 mod cli;
 mod faults;
 mod generated;
+mod hostile;
 mod http;
 mod invariants;
 
