@@ -5,9 +5,10 @@
 //! environment; `/proc/*/environ` is scanned after the run) and, over HTTP, whether the
 //! server's port still listens (`/proc/net/tcp{,6}`).
 //!
-//! A runaway is killed, to spare the shared machine: past `HOSTILE_KILL_RSS_MIB` of peak RSS
-//! (default 1024) or past the row's wall bound (`HOSTILE_KILL_WALL_S` raises it, for
-//! measuring how long a run would really take). Every run prints one summary line to stderr
+//! A runaway is stopped, to spare the shared machine: SIGKILL past `HOSTILE_KILL_RSS_MIB` of
+//! peak RSS (default 1024; its server's processes are then left for the harness to kill, and
+//! reported), SIGTERM past the row's wall bound (`HOSTILE_KILL_WALL_S` raises it, for
+//! measuring how long a run would really take) and SIGKILL 5 s later. Every run prints one summary line to stderr
 //! (`--nocapture` shows it) and, when `HOSTILE_MEASURE_FILE` names a file, appends it there
 //! as a JSON line; `HOSTILE_KEEP_DIR=dir` keeps each run's report and mcp-chaos's stdout and
 //! stderr in `dir/<row>/`. Rows run one at a time unless `HOSTILE_PARALLEL` is set.
@@ -29,6 +30,9 @@ pub const RSS_LIMIT_KIB: u64 = 256 * 1024;
 
 /// How long leftovers (processes, a listening port) get to disappear after mcp-chaos exits.
 const SETTLE: Duration = Duration::from_secs(5);
+
+/// How long a run stopped for its wall time gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(5);
 
 /// The poll interval of the RSS and exit watch.
 const POLL: Duration = Duration::from_millis(50);
@@ -426,6 +430,7 @@ pub fn run(row: &Row) -> Outcome {
     let mut killed = None;
     let mut sigterm_at: Option<Instant> = None;
     let mut text_seen: Option<Instant> = None;
+    let mut grace_until: Option<Instant> = None;
     let status = loop {
         if let Some(kib) = vm_hwm_kib(pid) {
             peak = peak.max(kib);
@@ -436,17 +441,26 @@ pub fn run(row: &Row) -> Outcome {
             Err(e) => panic!("waiting for mcp-chaos: {e}"),
         }
         if killed.is_none() {
-            let why = if peak > kill_rss_kib {
-                Some(format!("peak RSS past {} MiB", kill_rss_kib / 1024))
-            } else if started.elapsed() > kill_wall {
-                Some(format!("still running after {} s", kill_wall.as_secs()))
-            } else {
-                None
-            };
-            if let Some(why) = why {
-                killed = Some(why);
+            if peak > kill_rss_kib {
+                // Memory runs away fast: no grace.
+                killed = Some(format!(
+                    "SIGKILL: peak RSS past {} MiB",
+                    kill_rss_kib / 1024
+                ));
                 let _ = child.kill();
+            } else if started.elapsed() > kill_wall {
+                // A grace period, so that mcp-chaos can kill its server's tree itself.
+                killed = Some(format!(
+                    "SIGTERM: still running after {} s",
+                    kill_wall.as_secs()
+                ));
+                signal(pid, "-TERM");
+                grace_until = Some(Instant::now() + KILL_GRACE);
             }
+        } else if grace_until.is_some_and(|t| Instant::now() > t) {
+            grace_until = None;
+            killed = killed.map(|k| format!("{k}; SIGKILL {} s later", KILL_GRACE.as_secs()));
+            let _ = child.kill();
         }
         if let (Some(sigterm), None) = (row.sigterm, sigterm_at) {
             if text_seen.is_none() && tail(&stderr_path, 64 * 1024).contains(sigterm.after) {
@@ -540,8 +554,17 @@ pub fn failures(row: &Row, outcome: &Outcome) -> Vec<String> {
         out.push(e.clone());
     }
     if !outcome.leftovers.is_empty() {
+        let sigkilled = outcome
+            .killed
+            .as_ref()
+            .is_some_and(|k| k.contains("SIGKILL"));
         out.push(format!(
-            "processes left after the run: {}",
+            "processes left after the run{}: {}",
+            if sigkilled {
+                " (the harness SIGKILLed mcp-chaos, which could not clean up)"
+            } else {
+                ""
+            },
             outcome.leftovers.join("; ")
         ));
     }
