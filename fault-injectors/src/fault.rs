@@ -290,6 +290,54 @@ impl FaultKind {
         FaultKind::PassThrough,
     ];
 
+    /// Every kind from the simplest to the most complex: the order in which a failing fault
+    /// shrinks (see [`shrink_rank`](FaultKind::shrink_rank)).
+    ///
+    /// 1. healthy: `ok`, `pass-through`;
+    /// 2. status faults, permanent before retryable: `not-found` (404), `gone` (410),
+    ///    `unauthorized` (401), `forbidden` (403), `rate-limited` (429), then the 5xx
+    ///    (`server-error-500`, `bad-gateway`, `unavailable`, `gateway-timeout`);
+    /// 3. timeouts and hangs: `delay`, `slow-body`, `hang`;
+    /// 4. connection faults (no response at all): `reset`, `close-before-headers`;
+    /// 5. body faults (a `200` whose body breaks or lies): `truncated-body`,
+    ///    `reset-mid-body`, `malformed-json`, `wrong-content-type`, `huge-body`.
+    ///
+    /// A status fault is the easiest failure to read in a finding and to reproduce by hand; a
+    /// timing fault costs a deadline to run; a connection or body fault needs the reader to
+    /// know what the client saw on the wire.
+    pub const SHRINK_ORDER: [FaultKind; 21] = [
+        FaultKind::Ok,
+        FaultKind::PassThrough,
+        FaultKind::NotFound,
+        FaultKind::Gone,
+        FaultKind::Unauthorized,
+        FaultKind::Forbidden,
+        FaultKind::RateLimited,
+        FaultKind::ServerError,
+        FaultKind::BadGateway,
+        FaultKind::Unavailable,
+        FaultKind::GatewayTimeout,
+        FaultKind::Delay,
+        FaultKind::SlowBody,
+        FaultKind::Hang,
+        FaultKind::Reset,
+        FaultKind::CloseBeforeHeaders,
+        FaultKind::TruncatedBody,
+        FaultKind::ResetMidBody,
+        FaultKind::MalformedJson,
+        FaultKind::WrongContentType,
+        FaultKind::HugeBody,
+    ];
+
+    /// The kind's position in [`SHRINK_ORDER`](FaultKind::SHRINK_ORDER), from 0 (`ok`):
+    /// a strategy over faults shrinks a failing fault toward lower ranks.
+    pub fn shrink_rank(self) -> usize {
+        FaultKind::SHRINK_ORDER
+            .iter()
+            .position(|k| *k == self)
+            .unwrap_or(FaultKind::SHRINK_ORDER.len())
+    }
+
     /// The stable kebab-case name, e.g. `"rate-limited"`.
     pub const fn name(self) -> &'static str {
         match self {
@@ -756,6 +804,23 @@ impl fmt::Display for Fault {
     }
 }
 
+impl serde::Serialize for Fault {
+    /// Serializes as the canonical specification (`Display`): `"not-found"`, `"delay=1500"`.
+    /// The body of `ok` is not kept (it reads back as [`Fault::ok_default`]).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Fault {
+    /// Reads a specification as [`FromStr`] does; a bad one is a custom error with the
+    /// [`Error::InvalidFault`] message.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spec = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        spec.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl FromStr for Fault {
     type Err = Error;
 
@@ -950,6 +1015,23 @@ mod tests {
             let ok_like = matches!(f.name(), "ok" | "delay" | "slow-body");
             assert_eq!(f.is_failure(), !ok_like, "{f}");
         }
+    }
+
+    #[test]
+    fn the_shrink_order_lists_every_kind_once_healthy_then_status_then_time_then_wire() {
+        let mut sorted = FaultKind::SHRINK_ORDER.to_vec();
+        sorted.sort();
+        let mut all = FaultKind::ALL.to_vec();
+        all.sort();
+        assert_eq!(sorted, all);
+        let rank = |name: &str| name.parse::<FaultKind>().expect("a kind").shrink_rank();
+        assert_eq!(rank("ok"), 0);
+        assert!(rank("not-found") < rank("rate-limited"));
+        assert!(rank("rate-limited") < rank("server-error-500"));
+        assert!(rank("gateway-timeout") < rank("delay"));
+        assert!(rank("hang") < rank("reset"));
+        assert!(rank("close-before-headers") < rank("truncated-body"));
+        assert_eq!(rank("huge-body"), FaultKind::SHRINK_ORDER.len() - 1);
     }
 
     #[test]

@@ -114,6 +114,14 @@ macro_rules! http_handle_methods {
             self.set_rules([$crate::Rule::any().respond_with(fault)]);
         }
 
+        /// Shorthand for `set_rules([scoped.rule()])`: from now on the requests in
+        /// `scoped`'s scope get its fault and every other request the healthy response;
+        /// counting scopes count from this call (so "the first request" is the next one in
+        /// scope).
+        pub fn set_scoped(&self, scoped: &$crate::ScopedFault) {
+            self.set_rules([scoped.rule()]);
+        }
+
         /// Removes every rule: all requests get the unmatched response (by default the
         /// healthy one).
         pub fn clear_rules(&self) {

@@ -51,6 +51,15 @@ pub struct JournalEntry {
     pub rule_index: Option<usize>,
     /// Name of the matched rule, if it has one.
     pub rule_name: Option<String>,
+    /// Which of its rule's matched requests this was, from 1 (`Some(2)`: the second request
+    /// the rule matched since it was installed); `None` if no rule matched. This is the count
+    /// the rule's [`Schedule`](crate::Schedule) decided on.
+    pub rule_match: Option<u64>,
+    /// Whether the matched rule's schedule fired, so that the rule's fault was served; `false`
+    /// when the rule served its healthy response or no rule matched. (A fired `delay` is not
+    /// a [`failure`](JournalEntry::failure), and an unmatched request may still fail when the
+    /// server's unmatched response is a failure.)
+    pub faulted: bool,
     /// What was actually served (the healthy response when the schedule did not fire).
     pub fault: Fault,
     /// Whether the client experiences the response as a failure
@@ -61,6 +70,21 @@ pub struct JournalEntry {
 }
 
 impl JournalEntry {
+    /// What the client got, in a few words: the HTTP status and the fault's name when there
+    /// was a status (`"503 unavailable"`, `"200 ok"`, `"200 truncated-body"`), else the
+    /// fault's name and what it means (`"hang (no response)"`, `"reset (connection reset)"`,
+    /// `"close-before-headers (connection closed)"`).
+    pub fn outcome(&self) -> String {
+        let name = self.fault.name();
+        match (self.fault.http_status(), &self.fault) {
+            (Some(status), _) => format!("{status} {name}"),
+            (None, Fault::Hang) => format!("{name} (no response)"),
+            (None, Fault::Reset) => format!("{name} (connection reset)"),
+            (None, Fault::CloseBeforeHeaders) => format!("{name} (connection closed)"),
+            (None, _) => name.to_owned(),
+        }
+    }
+
     /// The value of a recorded header (case-insensitive name).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -68,6 +92,62 @@ impl JournalEntry {
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// Tells what each request in `entries` got, in order, as one clause a finding can quote:
+///
+/// `the first request (GET /robots.txt) got 503 unavailable, the second (GET /data?id=1) 200 ok`
+///
+/// Requests are counted from the first entry given (pass [`Journal::since`] a mark taken
+/// before the tool call), `CONNECT` targets are shown as recorded, and a fault served by a
+/// named rule says so (`… got 503 unavailable from rule "robots"`). Returns `"no request"`
+/// for an empty slice.
+pub fn describe_requests(entries: &[JournalEntry]) -> String {
+    if entries.is_empty() {
+        return "no request".to_owned();
+    }
+    let clauses: Vec<String> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let which = if i == 0 {
+                format!("the {} request", ordinal(1))
+            } else {
+                format!("the {}", ordinal(i as u64 + 1))
+            };
+            let verb = if i == 0 { "got " } else { "" };
+            let by = match (&e.rule_name, e.faulted) {
+                (Some(name), true) => format!(" from rule {name:?}"),
+                _ => String::new(),
+            };
+            format!(
+                "{which} ({} {}) {verb}{}{by}",
+                e.method,
+                e.target,
+                e.outcome()
+            )
+        })
+        .collect();
+    clauses.join(", ")
+}
+
+/// `first`, `second`, … `tenth`, then `11th`, `12th`, `21st`, ….
+pub(crate) fn ordinal(n: u64) -> String {
+    const WORDS: [&str; 10] = [
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+        "tenth",
+    ];
+    if (1..=10).contains(&n) {
+        return WORDS[(n - 1) as usize].to_owned();
+    }
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// A position in a journal; [`Journal::since`] returns what was recorded after it.
@@ -218,10 +298,45 @@ mod tests {
             body_bytes: 0,
             rule_index: None,
             rule_name: None,
+            rule_match: None,
+            faulted: false,
             fault: Fault::NotFound,
             failure: true,
             note: None,
         }
+    }
+
+    #[test]
+    fn describe_requests_tells_what_each_request_got() {
+        let mut robots = entry("GET");
+        robots.target = "/robots.txt".into();
+        robots.fault = Fault::Unavailable;
+        robots.rule_index = Some(0);
+        robots.rule_name = Some("robots".into());
+        robots.rule_match = Some(1);
+        robots.faulted = true;
+        let mut data = entry("GET");
+        data.target = "/data?id=1".into();
+        data.fault = Fault::ok_default();
+        let mut hung = entry("POST");
+        hung.target = "/slow".into();
+        hung.fault = Fault::Hang;
+        assert_eq!(
+            describe_requests(&[robots, data, hung]),
+            "the first request (GET /robots.txt) got 503 unavailable from rule \"robots\", \
+             the second (GET /data?id=1) 200 ok, the third (POST /slow) hang (no response)"
+        );
+        assert_eq!(describe_requests(&[]), "no request");
+        let words: Vec<String> = [1, 2, 10, 11, 12, 13, 21, 22, 23, 101, 111]
+            .map(ordinal)
+            .into();
+        assert_eq!(
+            words,
+            [
+                "first", "second", "tenth", "11th", "12th", "13th", "21st", "22nd", "23rd",
+                "101st", "111th"
+            ]
+        );
     }
 
     #[tokio::test]

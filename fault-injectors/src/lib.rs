@@ -82,6 +82,44 @@
 //! # }
 //! ```
 //!
+//! # Scoped faults
+//!
+//! A tool call may make several upstream requests (a `robots.txt` or metadata request, then
+//! the real one). A [`ScopedFault`] is one fault and the [`Scope`] of requests it hits: every
+//! request, the first only, the n-th only, the requests to one path (the others answer
+//! healthy), each with a seeded probability, or a path combined with any of those. It becomes
+//! one [`Rule`] ([`ScopedFault::rule`]); install it right before a tool call and the journal
+//! tells which request got what ([`describe_requests`]):
+//!
+//! ```
+//! use mcp_chaos_faults::{FakeUpstream, Fault, Scope, describe_requests};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let upstream = FakeUpstream::builder().seed(7).start().await?;
+//! upstream.set_scoped(&Fault::unavailable().scoped(Scope::first()));
+//! let mark = upstream.journal().mark();
+//! // ... the server under test calls GET /robots.txt, then GET /data ...
+//! # for path in ["/robots.txt", "/data"] {
+//! #     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//! #     let mut s = tokio::net::TcpStream::connect(upstream.addr()).await?;
+//! #     s.write_all(format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes()).await?;
+//! #     let mut out = Vec::new();
+//! #     s.read_to_end(&mut out).await?;
+//! # }
+//! let calls = upstream.journal().since(mark);
+//! assert_eq!(
+//!     describe_requests(&calls),
+//!     "the first request (GET /robots.txt) got 503 unavailable, the second (GET /data) 200 ok"
+//! );
+//! assert!(calls[0].faulted && !calls[1].faulted);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! With the `proptest` feature, [`strategy`] draws scoped faults for property tests and
+//! shrinks a failing one toward the simplest fault and scope.
+//!
 //! # Fault names
 //!
 //! Every fault has a stable kebab-case name, parsed by [`FromStr`](std::str::FromStr) (so a
@@ -109,7 +147,10 @@ mod net;
 mod proxy;
 mod rule;
 mod schedule;
+pub mod scope;
 mod server;
+#[cfg(feature = "proptest")]
+pub mod strategy;
 mod tcp;
 mod upstream;
 
@@ -122,10 +163,12 @@ pub use fault::{
 };
 pub use journal::{
     DEFAULT_JOURNAL_CAPACITY, DEFAULT_JOURNAL_HEADERS, Journal, JournalEntry, JournalMark,
+    describe_requests,
 };
 pub use net::is_loopback;
 pub use proxy::{ForwardProxy, ForwardProxyBuilder};
 pub use rule::{Matcher, Rule, RuleBuilder, matchers};
 pub use schedule::Schedule;
+pub use scope::{Requests, Scope, ScopeKind, ScopedFault};
 pub use tcp::{Direction, TcpProxy, TcpProxyBuilder, Toxic};
 pub use upstream::{FakeUpstream, FakeUpstreamBuilder};

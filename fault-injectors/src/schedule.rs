@@ -23,6 +23,12 @@ pub enum Schedule {
         /// How many requests fail, counted from the first.
         n: u64,
     },
+    /// Only request number `n` (1-based) gets the fault; every other request gets the healthy
+    /// response. `Nth { n: 1 }` is the same as `FirstN { n: 1 }`.
+    Nth {
+        /// The position of the one failing request, at least 1.
+        n: u64,
+    },
     /// Requests number `n`, `2n`, `3n`, … get the fault (1-based).
     EveryNth {
         /// The period, at least 1.
@@ -66,6 +72,19 @@ impl Schedule {
     /// response ([`Rule::otherwise`](crate::Rule::otherwise)) is served.
     pub fn first_n(n: u64) -> Schedule {
         Schedule::FirstN { n }
+    }
+
+    /// Only the first matched request gets the fault (the same as `first_n(1)`): a failing
+    /// preflight, metadata or `robots.txt` request before the real one.
+    pub fn first() -> Schedule {
+        Schedule::FirstN { n: 1 }
+    }
+
+    /// Only the `n`-th matched request (1-based; `n` of 0 is treated as 1) gets the fault; the
+    /// requests before and after it get the healthy response. Unlike
+    /// [`every_nth`](Schedule::every_nth), it fires once.
+    pub fn nth(n: u64) -> Schedule {
+        Schedule::Nth { n: n.max(1) }
     }
 
     /// Every `n`-th matched request gets the fault (`n` of 0 is treated as 1).
@@ -169,6 +188,11 @@ impl ScheduleState {
         }
     }
 
+    /// How many requests this schedule has decided on (the 1-based position of the last).
+    pub(crate) fn matched(&self) -> u64 {
+        self.matched
+    }
+
     /// Decides for the next matched request, `elapsed` after the plan's `t = 0`.
     pub(crate) fn fire(&mut self, elapsed: Duration) -> Firing {
         self.matched = self.matched.saturating_add(1);
@@ -177,6 +201,7 @@ impl ScheduleState {
         match &self.schedule {
             Schedule::Always => Firing::Fault,
             Schedule::FirstN { n: first } => fault(n <= *first),
+            Schedule::Nth { n: nth } => fault(n == (*nth).max(1)),
             Schedule::EveryNth { n: every } => fault(n.is_multiple_of((*every).max(1))),
             Schedule::Probability { p, .. } => {
                 let p = clamp_probability(*p);
@@ -233,6 +258,10 @@ mod tests {
         assert_eq!(run(Schedule::first_n(2), &[0; 4]), [F, F, H, H]);
         assert_eq!(run(Schedule::every_nth(3), &[0; 6]), [H, H, F, H, H, F]);
         assert_eq!(run(Schedule::every_nth(0), &[0; 2]), [F, F]);
+        assert_eq!(run(Schedule::first(), &[0; 3]), [F, H, H]);
+        assert_eq!(run(Schedule::nth(2), &[0; 5]), [H, F, H, H, H]);
+        assert_eq!(run(Schedule::nth(0), &[0; 2]), [F, H]);
+        assert_eq!(run(Schedule::Nth { n: 0 }, &[0; 2]), [F, H]);
     }
 
     #[test]

@@ -134,6 +134,10 @@ impl Plan {
 pub(crate) struct Decision {
     pub(crate) rule_index: Option<usize>,
     pub(crate) rule_name: Option<String>,
+    /// Which of the rule's matched requests this is, from 1.
+    pub(crate) rule_match: Option<u64>,
+    /// Whether the rule's schedule fired (the rule's fault is served).
+    pub(crate) faulted: bool,
     pub(crate) fault: Fault,
     pub(crate) healthy: Fault,
 }
@@ -175,7 +179,8 @@ impl Shared {
                 .otherwise
                 .clone()
                 .unwrap_or_else(|| default_healthy.clone());
-            let fault = match active.state.fire(elapsed) {
+            let firing = active.state.fire(elapsed);
+            let fault = match firing {
                 Firing::Healthy => healthy.clone(),
                 Firing::Fault => active.rule.fault.clone(),
                 Firing::FaultRetryAfter(secs) => match &active.rule.fault {
@@ -188,6 +193,8 @@ impl Shared {
             return Decision {
                 rule_index: Some(index),
                 rule_name: active.rule.name.clone(),
+                rule_match: Some(active.state.matched()),
+                faulted: firing != Firing::Healthy,
                 fault,
                 healthy,
             };
@@ -195,6 +202,8 @@ impl Shared {
         Decision {
             rule_index: None,
             rule_name: None,
+            rule_match: None,
+            faulted: false,
             fault: plan
                 .unmatched
                 .clone()
@@ -418,6 +427,8 @@ async fn handle(
         body_bytes: 0,
         rule_index: decision.rule_index,
         rule_name: decision.rule_name.clone(),
+        rule_match: decision.rule_match,
+        faulted: decision.faulted,
         fault: decision.fault.clone(),
         failure: decision.fault.is_failure(),
         note: None,
