@@ -368,16 +368,21 @@ impl fmt::Display for ScopedFault {
 /// `only = "first"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(rename = "ScopedFaultOnly"))]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Only {
     /// The first request (to `path`, when given) only.
     First,
 }
 
-/// The table form of a [`ScopedFault`]: the keys scenario files and replay files use.
+/// A scoped fault as a table: the fault, and the upstream requests it hits (every request
+/// unless `path`, `only`, `nth` or `probability` says otherwise).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schemars", schemars(title = "scoped fault"))]
+#[cfg_attr(
+    feature = "schemars",
+    schemars(rename = "ScopedFaultTable", title = "scoped fault")
+)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Table {
     /// The fault profile: a name such as `unavailable`, or `NAME=PARAM` (`rate-limited=30`,
@@ -521,6 +526,17 @@ impl schemars::JsonSchema for ScopedFault {
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         let table = generator.subschema_for::<Table>();
+        let table = schemars::json_schema!({
+            "allOf": [table],
+            "not": {
+                "anyOf": [
+                    {"required": ["only", "nth"]},
+                    {"required": ["only", "probability"]},
+                    {"required": ["nth", "probability"]}
+                ]
+            },
+            "dependentRequired": {"seed": ["probability"]}
+        });
         schemars::json_schema!({
             "description": "An upstream fault: a fault profile (every request gets it), or a \
                 table that scopes it to some requests.",

@@ -238,10 +238,55 @@ impl Drop for Harness {
     }
 }
 
-/// Proptest strategies for a tool's arguments.
+/// Proptest strategies for a tool's arguments and its upstream's faults.
+///
+/// [`arguments`] draws schema-valid arguments of a tool; [`faults`] and [`faults_for`] draw an
+/// upstream fault together with the requests it hits (a [`ScopedFault`]: every request, the
+/// first only, the n-th, one path, a seeded probability). Drawn together in one `proptest!`,
+/// a failing (arguments, fault) pair shrinks on both: the arguments toward simple values, then
+/// the fault toward the healthy upstream, 404, 429, 5xx, timeouts, connection and body faults
+/// (in that order), then its scope toward every request, the first only, the n-th, a path, a
+/// probability.
+///
+/// ```
+/// use mcp_chaos::strategies;
+/// use mcp_chaos_faults::{Requests, ScopedFault};
+/// use proptest::prelude::*;
+/// use proptest::test_runner::{Config, TestError, TestRunner};
+///
+/// let tool = mcp_chaos::Tool {
+///     name: "forecast".into(),
+///     input_schema: serde_json::json!({
+///         "type": "object",
+///         "properties": {"days": {"type": "integer", "minimum": 1, "maximum": 14}},
+///         "required": ["days"]
+///     }),
+///     output_schema: None,
+///     description: None,
+/// };
+/// // A stand-in for `check_tool` under the fault: the server mishandles a 5xx of its first
+/// // request when asked for more than 3 days.
+/// let mishandles = |args: &serde_json::Value, fault: &ScopedFault| {
+///     args["days"].as_i64().unwrap_or(0) > 3
+///         && fault.fault().http_status().is_some_and(|s| s >= 500)
+///         && fault.scope().requests() == Requests::First
+/// };
+/// let mut runner = TestRunner::new(Config { failure_persistence: None, ..Config::default() });
+/// let strategy = (strategies::arguments(&tool), strategies::faults().paths(["/stations"]));
+/// let result = runner.run(&strategy, |(args, fault)| {
+///     prop_assert!(!mishandles(&args, &fault), "{args} under {fault}");
+///     Ok(())
+/// });
+/// let Err(TestError::Fail(_, (args, fault))) = result else { panic!("no failure found") };
+/// assert_eq!(args, serde_json::json!({"days": 4}));
+/// assert_eq!(fault.to_string(), "server-error-500 on the first request only");
+/// ```
 pub mod strategies {
     use proptest::strategy::BoxedStrategy;
     use serde_json::Value;
+
+    pub use mcp_chaos_faults::ScopedFault;
+    pub use mcp_chaos_faults::strategy::{FaultStrategy, faults, faults_for};
 
     use super::{GenError, GenOptions, Generator, Tool, Violation};
 

@@ -34,8 +34,14 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     )]
 }
 
-/// `rate-limited (429, GET /weather?city=x)`.
+/// `rate-limited (429, GET /weather?city=x)`; under a scoped fault, `unavailable (503) on
+/// the first request only [the first request (GET /stations?city=x) got 503 unavailable, the
+/// second (GET /forecast/1) 200 ok]`.
 pub fn describe(fault: &crate::session::FaultContext) -> String {
+    if let (Some(scope), Some(attribution)) = (&fault.scope, &fault.attribution) {
+        let status = fault.status.map(|s| format!(" ({s})")).unwrap_or_default();
+        return format!("{}{status} on {scope} [{attribution}]", fault.name);
+    }
     let status = fault.status.map(|s| format!("{s}, ")).unwrap_or_default();
     let hit = fault
         .upstream_requests

@@ -59,6 +59,8 @@ fn fault(name: &str, status: Option<u16>, definite: bool) -> FaultContext {
             failure: true,
             definite,
         }],
+        scope: None,
+        attribution: None,
     }
 }
 

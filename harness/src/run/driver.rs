@@ -142,13 +142,15 @@ impl<'a> Driver<'a> {
 
     /// Calls `tool` once with `arguments` (default: the small valid value planned for it,
     /// or `{}` for a tool the server did not list), under `fault` when given and a fake
-    /// upstream is running, else with a healthy upstream. Judges the exchange, checks
-    /// liveness after it, and returns it (`None` when no server could be (re)started).
+    /// upstream is running, else with a healthy upstream. A scoped fault is installed right
+    /// before the call, so its counting scopes count the call's requests. Judges the
+    /// exchange, checks liveness after it, and returns it (`None` when no server could be
+    /// (re)started).
     pub async fn call(
         &mut self,
         tool: &str,
         arguments: Option<Value>,
-        fault: Option<&mcp_chaos_faults::Fault>,
+        fault: Option<&mcp_chaos_faults::ScopedFault>,
     ) -> Option<Exchange> {
         self.campaign.listen_to_server_stream();
         let arguments = arguments
@@ -194,7 +196,7 @@ impl<'a> Driver<'a> {
     /// Calls `tool` (or, when `None`, every tool whose baseline call reached the fake
     /// upstream; the baseline calls are made first if they were not) once under each of
     /// `faults`. Does nothing without a fake upstream.
-    pub async fn faults(&mut self, tool: Option<&str>, faults: &[mcp_chaos_faults::Fault]) {
+    pub async fn faults(&mut self, tool: Option<&str>, faults: &[mcp_chaos_faults::ScopedFault]) {
         if self.campaign.injectors.is_none() {
             return;
         }

@@ -1,9 +1,14 @@
 //! The fault phase of a campaign: a fake upstream (and optionally a forward proxy) from
 //! [`mcp_chaos_faults`], handed to the server through environment variables or URL-typed tool
 //! arguments; each tool that calls it is called once per fault profile, and each exchange
-//! records the fault in effect and the upstream requests it caused.
+//! records the fault in effect and the upstream requests it caused. A call can also run under
+//! a [`ScopedFault`] (the first request only, one path, …): the exchange then says which
+//! request got what.
 
-use mcp_chaos_faults::{FakeUpstream, Fault, FaultKind, ForwardProxy, JournalEntry, Retryability};
+use mcp_chaos_faults::{
+    FakeUpstream, Fault, FaultKind, ForwardProxy, JournalEntry, Retryability, ScopedFault,
+    describe_requests,
+};
 
 use crate::session::{FaultContext, Retry, UpstreamHit};
 
@@ -83,9 +88,15 @@ impl Injectors {
 
     /// Serves `fault` to every request from now on (both injectors).
     pub fn set_fault(&self, fault: &Fault) {
-        self.upstream.set_fault(fault.clone());
+        self.install(&ScopedFault::every(fault.clone()));
+    }
+
+    /// Serves `scoped` from now on (both injectors): its fault to the requests in its scope,
+    /// counted from now, and the healthy response to the others.
+    pub fn install(&self, scoped: &ScopedFault) {
+        self.upstream.set_scoped(scoped);
         if let Some(proxy) = &self.proxy {
-            proxy.set_fault(fault.clone());
+            proxy.set_scoped(scoped);
         }
     }
 
@@ -162,9 +173,14 @@ pub fn is_definite(fault: &Fault) -> bool {
     }
 }
 
-/// The fault context of an exchange that ran while `fault` was served and caused `entries`.
-pub fn context(fault: &Fault, entries: &[JournalEntry]) -> FaultContext {
+/// The fault context of an exchange that ran while `scoped` was served and caused `entries`.
+/// A scoped fault (not every request) also records its scope and what each request got.
+pub fn context(scoped: &ScopedFault, entries: &[JournalEntry]) -> FaultContext {
+    let fault = scoped.fault();
+    let every = scoped.scope().is_every_request();
     FaultContext {
+        scope: (!every).then(|| scoped.scope().to_string()),
+        attribution: (!every).then(|| describe_requests(entries)),
         name: fault.name().to_owned(),
         status: fault.http_status(),
         failure: fault.is_failure(),

@@ -1004,7 +1004,13 @@ impl Campaign<'_> {
         }
         if self.injectors.is_some() && config.tool_calls {
             let tools: Vec<String> = self.plan.upstream_tools.clone();
-            let faults = config.faults.faults.clone();
+            let faults: Vec<_> = config
+                .faults
+                .faults
+                .iter()
+                .cloned()
+                .map(mcp_chaos_faults::ScopedFault::every)
+                .collect();
             self.fault_phase(&tools, &faults).await;
         }
         if config.transport_chaos && !self.gave_up {
@@ -1133,16 +1139,16 @@ impl Campaign<'_> {
         &mut self,
         tool: &str,
         arguments: Value,
-        fault: Option<&mcp_chaos_faults::Fault>,
+        fault: Option<&mcp_chaos_faults::ScopedFault>,
     ) -> Option<Exchange> {
         let step = Step::CallTool {
             tool: tool.to_owned(),
             arguments,
         };
         let first_tool = self.plan.first_tool();
-        let healthy = mcp_chaos_faults::Fault::ok_default();
+        let healthy = mcp_chaos_faults::ScopedFault::healthy();
         if let (Some(inj), Some(fault)) = (&self.injectors, fault) {
-            inj.set_fault(fault);
+            inj.install(fault);
         }
         let ex = self
             .step(
@@ -1158,7 +1164,7 @@ impl Campaign<'_> {
     }
 
     /// Calls each of `tools` once under each of `faults`.
-    async fn fault_phase(&mut self, tools: &[String], faults: &[mcp_chaos_faults::Fault]) {
+    async fn fault_phase(&mut self, tools: &[String], faults: &[mcp_chaos_faults::ScopedFault]) {
         let calls = self.plan.calls.clone();
         for (tool, arguments) in &calls {
             let uses = tools.contains(tool);
@@ -1319,11 +1325,22 @@ impl Campaign<'_> {
         &mut self,
         step: &Step,
         first_tool: Option<&str>,
-        fault: Option<&mcp_chaos_faults::Fault>,
+        fault: Option<&mcp_chaos_faults::ScopedFault>,
     ) -> Option<Exchange> {
         let label = match fault {
-            Some(f) if f.is_failure() || f.kind() != mcp_chaos_faults::FaultKind::Ok => {
-                format!("{} under {}", step.label(), f.name())
+            Some(f) if !f.scope().is_every_request() => {
+                format!(
+                    "{} under {} on {}",
+                    step.label(),
+                    f.fault().name(),
+                    f.scope()
+                )
+            }
+            Some(f)
+                if f.fault().is_failure()
+                    || f.fault().kind() != mcp_chaos_faults::FaultKind::Ok =>
+            {
+                format!("{} under {}", step.label(), f.fault().name())
             }
             _ => step.label(),
         };

@@ -144,15 +144,25 @@ impl Baseline {
 }
 
 /// The stable fingerprint of a finding: 16 hex digits of a 64-bit FNV-1a hash of its code,
-/// severity, tool, probe label and upstream fault name, none of which depends on timing,
-/// ports, paths or the message's excerpts.
+/// severity, tool, probe label and upstream fault name (with its scope, when the fault hit
+/// only some requests), none of which depends on timing, ports, paths or the message's
+/// excerpts.
 pub fn fingerprint(f: &Finding) -> String {
-    let fault = f
+    let name = f
         .fault
         .as_ref()
         .and_then(|v| v.get("name"))
         .and_then(serde_json::Value::as_str)
         .unwrap_or("");
+    let fault = match f
+        .fault
+        .as_ref()
+        .and_then(|v| v.get("scope"))
+        .and_then(serde_json::Value::as_str)
+    {
+        Some(scope) => format!("{name} on {scope}"),
+        None => name.to_owned(),
+    };
     let key = format!(
         "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
         f.code,
@@ -167,4 +177,51 @@ pub fn fingerprint(f: &Finding) -> String {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{ERROR_MASKED_AS_SUCCESS, Severity};
+    use crate::protocol::ProtocolVersion;
+
+    fn finding(fault: serde_json::Value) -> Finding {
+        let mut f = Finding::new(
+            &ERROR_MASKED_AS_SUCCESS,
+            Severity::Violation,
+            ProtocolVersion::V2025_11_25,
+            "a message",
+        );
+        f.tool = Some("forecast".into());
+        f.fault = Some(fault);
+        f
+    }
+
+    /// A fault on every request keeps the fingerprint it always had; a scoped fault is
+    /// another finding, and so is another scope.
+    #[test]
+    fn the_scope_of_a_fault_is_part_of_the_fingerprint() {
+        let every = finding(serde_json::json!({"name": "unavailable", "status": 503}));
+        let first =
+            finding(serde_json::json!({"name": "unavailable", "scope": "the first request only"}));
+        let path = finding(
+            serde_json::json!({"name": "unavailable", "scope": "every request to /stations"}),
+        );
+        let mut plain = every.clone();
+        plain.message = "reworded".into();
+        assert_eq!(fingerprint(&every), fingerprint(&plain));
+        assert_ne!(fingerprint(&every), fingerprint(&first));
+        assert_ne!(fingerprint(&first), fingerprint(&path));
+        let key = "MC202\u{1f}violation\u{1f}forecast\u{1f}\u{1f}unavailable";
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in key.bytes() {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        assert_eq!(
+            fingerprint(&every),
+            format!("{hash:016x}"),
+            "unchanged for unscoped faults"
+        );
+    }
 }

@@ -25,6 +25,10 @@
 //! expect = { is_error = true, channel = "result", content_matches = "(?i)not found" }
 //!
 //! [[step]]
+//! call = { tool = "forecast", arguments = { city = "Oslo" } }
+//! fault = { fault = "unavailable", only = "first" }   # only the call's first request fails
+//!
+//! [[step]]
 //! generate = { tool = "add", valid = 32, invalid = 16 }
 //!
 //! [[known]]
@@ -202,10 +206,14 @@ pub struct StepSpec {
     /// Call one tool.
     #[serde(default)]
     pub call: Option<CallSpec>,
-    /// With `call`: the upstream fault in effect during the call (a fault profile such as
-    /// `not-found`, `rate-limited=30`, `hang`; needs `[upstream]`).
+    /// With `call`: the upstream fault in effect during the call (needs `[upstream]`): a fault
+    /// profile such as `not-found`, `rate-limited=30`, `hang` (every upstream request of the
+    /// call gets it), or a table that scopes it: `{ fault = "unavailable", path =
+    /// "/robots.txt" }` (only requests to that path; the others answer 200), `only =
+    /// "first"`, `nth = 2`, `probability = 0.3` (with an optional `seed`), a path with one of
+    /// those.
     #[serde(default)]
-    pub fault: Option<String>,
+    pub fault: Option<mcp_chaos_faults::ScopedFault>,
     /// The generated phase for one tool or all.
     #[serde(default)]
     pub generate: Option<GenerateSpec>,
@@ -262,16 +270,17 @@ pub struct GenerateSpec {
     pub invalid: Option<usize>,
 }
 
-/// `faults = { tool = "...", faults = ["not-found", "rate-limited=30"] }`.
+/// `faults = { tool = "...", faults = ["not-found", "rate-limited=30", { fault = "hang", nth = 2 }] }`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FaultsSpec {
     /// The tool (default: every tool whose baseline call reached the fake upstream).
     #[serde(default)]
     pub tool: Option<String>,
-    /// The fault profiles (default: `[upstream] faults`, else the whole catalog).
+    /// The faults, one call each: fault profiles, or scoped faults as in a `call` step's
+    /// `fault` (default: `[upstream] faults`, else the whole catalog).
     #[serde(default)]
-    pub faults: Option<Vec<String>>,
+    pub faults: Option<Vec<mcp_chaos_faults::ScopedFault>>,
 }
 
 /// `campaign = {}`: every phase of `mcp-chaos run`, each on unless switched off.
@@ -378,8 +387,8 @@ pub enum Action {
         tool: String,
         /// Its arguments (`None`: the planned small valid value).
         arguments: Option<Value>,
-        /// The upstream fault during the call.
-        fault: Option<mcp_chaos_faults::Fault>,
+        /// The upstream fault during the call, and the requests it hits.
+        fault: Option<mcp_chaos_faults::ScopedFault>,
     },
     /// `generate`.
     Generate {
@@ -394,8 +403,8 @@ pub enum Action {
     Faults {
         /// The tool (`None`: every tool that reached the upstream).
         tool: Option<String>,
-        /// The faults (`None`: the scenario's default list).
-        faults: Option<Vec<mcp_chaos_faults::Fault>>,
+        /// The faults (`None`: the scenario's default list, on every request).
+        faults: Option<Vec<mcp_chaos_faults::ScopedFault>>,
     },
     /// `probes = true`.
     Probes,
@@ -458,6 +467,13 @@ pub fn line_of(text: &str, at: usize) -> usize {
         + 1
 }
 
+/// The 1-based column (in characters) of byte offset `at` in `text`.
+pub fn column_of(text: &str, at: usize) -> usize {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    text.get(start..at).map_or(1, |s| s.chars().count() + 1)
+}
+
 /// Reads and validates the scenario at `path`. Errors name the file and line: TOML syntax,
 /// unknown keys, wrong types, a step without exactly one action, an unknown invariant or fault
 /// name, a bad regular expression, `call`-only expectations on another step, `[server]`
@@ -474,7 +490,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
     let file: ScenarioFile = toml::from_str(text).map_err(|e| {
         let line = e
             .span()
-            .map(|s| format!(":{}", line_of(text, s.start)))
+            .map(|s| format!(":{}:{}", line_of(text, s.start), column_of(text, s.start)))
             .unwrap_or_default();
         LoadError(format!(
             "{shown}{line}: {}",
@@ -595,14 +611,7 @@ fn check_invariant(name: &str) -> Result<(), String> {
 fn step(spec: &StepSpec, has_upstream: bool) -> Result<Step, String> {
     let mut actions = Vec::new();
     if let Some(call) = &spec.call {
-        let fault = spec
-            .fault
-            .as_deref()
-            .map(|f| {
-                f.parse::<mcp_chaos_faults::Fault>()
-                    .map_err(|e| format!("fault: {e}"))
-            })
-            .transpose()?;
+        let fault = spec.fault.clone();
         if fault.is_some() && !has_upstream {
             return Err(
                 "`fault` needs a fake upstream: add [upstream] with `env`, `proxy` or `url_args`"
@@ -637,7 +646,7 @@ fn step(spec: &StepSpec, has_upstream: bool) -> Result<Step, String> {
                     .into(),
             );
         }
-        let faults = f.faults.as_deref().map(parse_faults).transpose()?;
+        let faults = f.faults.clone();
         actions.push((
             "faults",
             Action::Faults {
@@ -726,7 +735,10 @@ fn step(spec: &StepSpec, has_upstream: bool) -> Result<Step, String> {
 fn label(action: &Action) -> String {
     match action {
         Action::Call { tool, fault, .. } => match fault {
-            Some(f) => format!("call {tool} under {}", f.name()),
+            Some(f) if f.scope().is_every_request() => {
+                format!("call {tool} under {}", f.fault().name())
+            }
+            Some(f) => format!("call {tool} under {} on {}", f.fault().name(), f.scope()),
             None => format!("call {tool}"),
         },
         Action::Generate {
@@ -807,4 +819,138 @@ pub fn shard<T>(items: Vec<T>, i: u32, n: u32) -> Vec<T> {
         .filter(|(k, _)| n > 0 && (*k as u64) % u64::from(n) == u64::from(i.saturating_sub(1)))
         .map(|(_, t)| t)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_chaos_faults::{Fault, Scope, ScopedFault};
+
+    use super::*;
+
+    fn scenario(steps: &str) -> Result<Scenario, LoadError> {
+        let text = format!(
+            "name = \"s\"\n[server]\nstdio = [\"true\"]\n[upstream]\nenv = [\"UPSTREAM_URL\"]\n{steps}"
+        );
+        parse(Path::new("s.toml"), &text)
+    }
+
+    fn call_fault(step: &Step) -> Option<&ScopedFault> {
+        match &step.action {
+            Action::Call { fault, .. } => fault.as_ref(),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_call_fault_is_a_profile_or_a_scoped_table() {
+        let s = scenario(
+            r#"
+[[step]]
+call = { tool = "forecast" }
+fault = "rate-limited=30"
+
+[[step]]
+call = { tool = "forecast" }
+fault = { path = "/robots.txt", fault = "unavailable" }
+
+[[step]]
+call = { tool = "forecast" }
+fault = { fault = "not-found", only = "first" }
+
+[[step]]
+call = { tool = "forecast" }
+fault = { fault = "hang", nth = 2, path = "/data" }
+
+[[step]]
+call = { tool = "forecast" }
+fault = { fault = "bad-gateway", probability = 0.3, seed = 9 }
+
+[[step]]
+faults = { faults = ["gone", { fault = "reset", only = "first" }] }
+"#,
+        )
+        .expect("valid");
+        let faults: Vec<Option<&ScopedFault>> = s.steps.iter().map(call_fault).collect();
+        assert_eq!(
+            faults[..5],
+            [
+                Some(&ScopedFault::every(Fault::rate_limit(30))),
+                Some(&Fault::Unavailable.scoped(Scope::every().on_path("/robots.txt"))),
+                Some(&Fault::NotFound.scoped(Scope::first())),
+                Some(&Fault::Hang.scoped(Scope::nth(2).on_path("/data"))),
+                Some(&Fault::BadGateway.scoped(Scope::probability_seeded(0.3, 9))),
+            ]
+        );
+        let labels: Vec<&str> = s.steps.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels[0], "call forecast under rate-limited");
+        assert_eq!(
+            labels[2],
+            "call forecast under not-found on the first request only"
+        );
+        match &s.steps[5].action {
+            Action::Faults {
+                faults: Some(list), ..
+            } => assert_eq!(
+                list,
+                &[
+                    ScopedFault::every(Fault::Gone),
+                    Fault::Reset.scoped(Scope::first())
+                ]
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_bad_fault_table_names_the_line_column_and_key() {
+        let bad = [
+            (
+                "fault = { fault = \"unavailable\", pth = \"/x\" }",
+                "s.toml:8:34: unknown field `pth`",
+            ),
+            (
+                "fault = { fault = \"unavailable\", only = \"last\" }",
+                "unknown variant `last`",
+            ),
+            (
+                "fault = { fault = \"hang\", only = \"first\", nth = 2 }",
+                "s.toml:8:9: `only`, `nth` and `probability` exclude each other",
+            ),
+            (
+                "fault = { fault = \"hang\", seed = 2 }",
+                "`seed` goes with `probability`",
+            ),
+            (
+                "fault = { fault = \"hang\", probability = 1.5 }",
+                "from 0 to 1",
+            ),
+            (
+                "fault = { fault = \"hang\", path = \"data\" }",
+                "must start with '/'",
+            ),
+            ("fault = { fault = \"teapot\" }", "unknown fault name"),
+            ("fault = \"teapot\"", "s.toml:8:9: invalid fault \"teapot\""),
+            ("fault = 3", "a fault profile such as"),
+        ];
+        for (line, wanted) in bad {
+            let err = scenario(&format!("[[step]]\ncall = {{ tool = \"x\" }}\n{line}\n"))
+                .expect_err(line)
+                .to_string();
+            assert!(err.contains(wanted), "{line}: {err}");
+        }
+        // A scoped fault still needs a fake upstream.
+        let text = "name = \"s\"\n[server]\nstdio = [\"true\"]\n[[step]]\ncall = { tool = \"x\" }\nfault = { fault = \"hang\", only = \"first\" }\n";
+        let err = parse(Path::new("s.toml"), text)
+            .expect_err("no upstream")
+            .to_string();
+        assert!(err.contains("needs a fake upstream"), "{err}");
+    }
+
+    #[test]
+    fn columns_count_characters() {
+        let text = "ab\ncdé f";
+        assert_eq!((line_of(text, 0), column_of(text, 0)), (1, 1));
+        assert_eq!((line_of(text, 3), column_of(text, 3)), (2, 1));
+        assert_eq!((line_of(text, 7), column_of(text, 7)), (2, 4));
+    }
 }

@@ -580,7 +580,14 @@ async fn perform(
             None
         }
         Action::Faults { tool, faults } => {
-            let faults = faults.clone().unwrap_or_else(|| scenario.faults.clone());
+            let faults = faults.clone().unwrap_or_else(|| {
+                scenario
+                    .faults
+                    .iter()
+                    .cloned()
+                    .map(mcp_chaos_faults::ScopedFault::every)
+                    .collect()
+            });
             driver.faults(tool.as_deref(), &faults).await;
             None
         }

@@ -369,6 +369,14 @@ pub struct FaultContext {
     pub expectation: String,
     /// The upstream requests the exchange caused.
     pub upstream_requests: Vec<UpstreamHit>,
+    /// Which requests the fault was scoped to (`the first request only`, `every request to
+    /// /robots.txt`); `None` when it hit every request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Under a scoped fault, what each upstream request got, in order (`the first request (GET
+    /// /robots.txt) got 503 unavailable, the second (GET /data) 200 ok`); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<String>,
 }
 
 impl FaultContext {

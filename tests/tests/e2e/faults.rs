@@ -44,8 +44,8 @@ fn correct_fixture_handles_every_fault() {
     );
     assert_eq!(run.code, 0);
     let summary = &run.report.as_ref().expect("a report")["summary"];
-    // 5 baseline calls + 2 upstream tools x 18 fault profiles.
-    assert_eq!(summary["tool_calls"], 41, "{summary}");
+    // 6 baseline calls + 3 upstream tools x 18 fault profiles.
+    assert_eq!(summary["tool_calls"], 60, "{summary}");
     assert_eq!(run.report.as_ref().expect("a report")["seed"], 42);
 }
 
@@ -63,8 +63,8 @@ fn correct_fixture_keeps_a_secret() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.report.as_ref().expect("a report");
-    // 5 baseline calls + 2 upstream tools x 2 fault profiles.
-    assert_eq!(report["summary"]["tool_calls"], 9, "{report}");
+    // 6 baseline calls + 3 upstream tools x 2 fault profiles.
+    assert_eq!(report["summary"]["tool_calls"], 12, "{report}");
     assert_eq!(
         run.findings(),
         Vec::<serde_json::Value>::new(),
@@ -127,6 +127,29 @@ fault_flaw_tests! {
     ignore_upstream_timeout = "ignore-upstream-timeout" => "deadline-exceeded", true;
     bad_structured_content = "bad-structured-content" => "structured-content-schema", true;
     generic_error = "generic-error" => "unactionable-error", false;
+}
+
+/// Flaws that only a fault scoped to some of a call's upstream requests reaches: the fault
+/// phase (every request, every profile) misses them, as
+/// [`the_lookup_flaw_is_out_of_reach_of_faults_on_every_request`] shows; the scenario test
+/// `a_scoped_fault_finds_the_lookup_flaw_and_the_correct_fixture_passes` catches them.
+pub const SCOPED_FAULT_FLAWS: &[&str] = &["empty-success-on-lookup-failure"];
+
+/// `empty-success-on-lookup-failure` mishandles a failure of the forecast tool's first request
+/// only: under each of the 18 profiles on every request, the fallback request fails too and
+/// the failure is reported well, so the one-per-profile sweep finds nothing.
+#[test]
+fn the_lookup_flaw_is_out_of_reach_of_faults_on_every_request() {
+    let run = fault_run(&["empty-success-on-lookup-failure"], &[]);
+    assert_eq!(
+        run.findings(),
+        Vec::<serde_json::Value>::new(),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 0);
+    let summary = &run.report.as_ref().expect("a report")["summary"];
+    assert_eq!(summary["tool_calls"], 60, "{summary}");
 }
 
 /// A server that echoes the upstream body leaks the canaries, and the report says so with

@@ -188,6 +188,73 @@ fn every_flaw_has_a_scenario_that_expects_its_invariant() {
     }
 }
 
+/// The forecast tool makes two upstream requests; the `empty-success-on-lookup-failure` flaw
+/// mishandles a failure of the first only. Its scenario finds it with a fault on the first
+/// request only and with one on `/stations` only, and not with a fault on every request or on
+/// the second only; each finding says which request got what. The correct fixture passes the
+/// scoped-faults scenario with no finding, and the flaw scenario's expectations fail on it.
+#[test]
+fn a_scoped_fault_finds_the_lookup_flaw_and_the_correct_fixture_passes() {
+    let flawed = repo().join("scenarios/fixture/flaws/empty-success-on-lookup-failure.toml");
+    let correct = repo().join("scenarios/fixture/scoped-faults.toml");
+    let run = scenario(&[
+        flawed.to_str().expect("utf-8"),
+        correct.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report = run.scenario("fixture-flaw-empty-success-on-lookup-failure");
+    assert_eq!(report["status"], "passed", "{report:#}");
+    let findings: Vec<&Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .collect();
+    let scopes: Vec<&str> = findings
+        .iter()
+        .map(|f| {
+            assert_eq!(f["invariant"], "error-masked-as-success", "{f:#}");
+            f["fault"]["scope"].as_str().unwrap_or("")
+        })
+        .collect();
+    assert_eq!(
+        scopes,
+        ["the first request only", "every request to /stations"],
+        "{findings:#?}"
+    );
+    let attribution = findings[0]["fault"]["attribution"].as_str().unwrap_or("");
+    assert_eq!(
+        attribution,
+        "the first request (GET /stations?city=Oslo) got 503 unavailable, the second \
+         (GET /forecast?city=Oslo) 200 ok"
+    );
+    assert!(
+        findings[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(attribution)),
+        "{:#}",
+        findings[0]
+    );
+    let correct_report = run.scenario("fixture-scoped-faults");
+    assert_eq!(correct_report["status"], "passed", "{correct_report:#}");
+    assert_eq!(
+        correct_report["findings"].as_array().map(Vec::len),
+        Some(0),
+        "{correct_report:#}"
+    );
+
+    // The flaw scenario's expectations can fail: against the correct fixture they do.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let unplanted = dir.path().join("unplanted.toml");
+    let text = std::fs::read_to_string(&flawed).expect("the flaw scenario");
+    let text = text.replace(", \"--flaw\", \"empty-success-on-lookup-failure\"", "");
+    assert!(!text.contains("--flaw"), "{text}");
+    std::fs::write(&unplanted, text).expect("written");
+    let run = scenario(&[unplanted.to_str().expect("utf-8")]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let report = run.scenario("fixture-flaw-empty-success-on-lookup-failure");
+    assert_eq!(report["status"], "failed", "{report:#}");
+}
+
 #[test]
 fn a_flaw_planted_in_a_passing_scenario_fails_it_with_its_finding_and_a_junit_failure() {
     let dir = tempfile::tempdir().expect("a temporary directory");
