@@ -4,7 +4,10 @@
 //!   call was successful)").
 //! - The call met a definite failure and the result is a success whose content is empty or
 //!   blank: violation.
-//! - The call met a definite failure and the success's text reads like a failure: warning.
+//! - The call met a definite failure, its last upstream request failed too, and the success's
+//!   text reads like a failure: warning. (When a later request succeeded, the server recovered,
+//!   by a retry or a fallback after a failed `robots.txt` or metadata request, and its text
+//!   may well quote a page that mentions errors.)
 //! - The call met only a 2xx whose body was unusable or broke off (malformed JSON, wrong
 //!   content type, huge, truncated, reset mid-body) and the success is blank: warning (a tool
 //!   that needs only the status may rightly succeed; one that passes the page on may rightly
@@ -54,6 +57,8 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         return Vec::new();
     }
     let text = result_text(result);
+    // Under a fault on some requests only (a scoped fault), a later request may have answered.
+    let recovered = fault.upstream_requests.last().is_some_and(|h| !h.failure);
     let blank = text.trim().is_empty() && result.get("structuredContent").is_none();
     let (severity, message) = if fault.all_failed() {
         let n = fault.upstream_requests.len();
@@ -95,7 +100,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 describe(fault)
             ),
         )
-    } else if definite && reads_like_failure(&text) {
+    } else if definite && !recovered && reads_like_failure(&text) {
         (
             Severity::Warning,
             format!(

@@ -101,6 +101,41 @@ fn masking_needs_a_definite_failure() {
     assert!(names(&odd_body).is_empty(), "{:?}", names(&odd_body));
 }
 
+/// Under a fault on the first request only, a server that recovered (its last request was
+/// answered) and returns the page is not masking, even when the page mentions errors; an empty
+/// success after a failed first request still is.
+#[test]
+fn a_recovered_call_is_judged_by_whether_its_success_is_empty() {
+    let mut partial = fault("not-found", Some(404), true);
+    partial.upstream_requests.push(UpstreamHit {
+        method: "GET".into(),
+        target: "/page".into(),
+        served: "ok".into(),
+        failure: false,
+        definite: false,
+    });
+    partial.scope = Some("the first request only".into());
+    partial.attribution =
+        Some("the first request (GET /x) got 404 not-found, the second (GET /page) 200 ok".into());
+    let page = json!({"content": [{"type": "text", "text": "Content type application/json cannot be simplified to markdown: {\"status\": \"ok\"}"}]});
+    let ex = call(page.clone(), Some(partial.clone()));
+    assert!(names(&ex).is_empty(), "{:?}", names(&ex));
+    let blank = call(json!({"content": []}), Some(partial.clone()));
+    let findings = judge(&Context::bare(ProtocolVersion::V2025_11_25), &blank);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].severity, crate::finding::Severity::Violation);
+    assert!(
+        findings[0].message.contains(
+            "not-found (404) on the first request only [the first request (GET /x) got 404"
+        ),
+        "{}",
+        findings[0].message
+    );
+    // When the last request failed, the same text is a warning, as before.
+    let failed_last = call(page, Some(fault("not-found", Some(404), true)));
+    assert_eq!(names(&failed_last), ["error-masked-as-success"]);
+}
+
 /// A 200 whose body breaks off fails only a client that reads the body: a status check that
 /// reports the 200 is no masking, but an empty success under it is suspicious (a warning).
 #[test]

@@ -233,7 +233,8 @@ pub fn render(report: &Report, color: bool) -> String {
     out
 }
 
-/// `not-found (404), hit GET /weather?city=x [+2 more]`.
+/// `not-found (404), hit GET /weather?city=x [+2 more]`; a scoped fault names its scope:
+/// `unavailable (503) on the first request only, hit GET /stations?city=x [+1 more]`.
 fn describe_fault(fault: &serde_json::Value) -> String {
     let name = fault.get("name").and_then(|v| v.as_str()).unwrap_or("?");
     let status = fault
@@ -241,6 +242,10 @@ fn describe_fault(fault: &serde_json::Value) -> String {
         .and_then(serde_json::Value::as_u64)
         .map(|s| format!(" ({s})"))
         .unwrap_or_default();
+    let status = match fault.get("scope").and_then(|v| v.as_str()) {
+        Some(scope) => format!("{status} on {scope}"),
+        None => status,
+    };
     let hits = fault
         .get("upstream_requests")
         .and_then(|v| v.as_array())
@@ -272,5 +277,30 @@ fn one_line(text: &str, max: usize) -> String {
     } else {
         let cut: String = flat.chars().take(max).collect();
         format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe_fault;
+
+    #[test]
+    fn a_fault_line_names_the_scope_when_there_is_one() {
+        let hits = serde_json::json!([
+            {"method": "GET", "target": "/stations?city=Oslo"},
+            {"method": "GET", "target": "/forecast?city=Oslo"}
+        ]);
+        let every =
+            serde_json::json!({"name": "unavailable", "status": 503, "upstream_requests": hits});
+        assert_eq!(
+            describe_fault(&every),
+            "unavailable (503), hit GET /stations?city=Oslo [+1 more]"
+        );
+        let mut first = every.clone();
+        first["scope"] = "the first request only".into();
+        assert_eq!(
+            describe_fault(&first),
+            "unavailable (503) on the first request only, hit GET /stations?city=Oslo [+1 more]"
+        );
     }
 }
