@@ -85,6 +85,16 @@ impl JournalEntry {
         }
     }
 
+    /// The request path without the query (`/v1/items` of `/v1/items?page=2`): what a
+    /// path-scoped fault ([`Scope::on_path`](crate::Scope::on_path)) is compared with. For a
+    /// `CONNECT`, the `host:port` authority.
+    pub fn path(&self) -> &str {
+        match self.target.split_once('?') {
+            Some((path, _)) => path,
+            None => &self.target,
+        }
+    }
+
     /// The value of a recorded header (case-insensitive name).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -327,6 +337,10 @@ mod tests {
              the second (GET /data?id=1) 200 ok, the third (POST /slow) hang (no response)"
         );
         assert_eq!(describe_requests(&[]), "no request");
+        let mut query = entry("GET");
+        query.target = "/data?id=1&x=?".into();
+        assert_eq!(query.path(), "/data");
+        assert_eq!(entry("GET").path(), "/");
         let words: Vec<String> = [1, 2, 10, 11, 12, 13, 21, 22, 23, 101, 111]
             .map(ordinal)
             .into();

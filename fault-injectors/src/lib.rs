@@ -117,7 +117,7 @@
 //! # }
 //! ```
 //!
-//! With the `proptest` feature, [`strategy`] draws scoped faults for property tests and
+//! With the `proptest` feature, the `strategy` module draws scoped faults for property tests and
 //! shrinks a failing one toward the simplest fault and scope.
 //!
 //! # Fault names

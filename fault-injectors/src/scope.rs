@@ -86,8 +86,8 @@ pub struct Scope {
     requests: Requests,
 }
 
-/// The kinds of scope, for choosing which ones a
-/// [`FaultStrategy`](crate::strategy::FaultStrategy) draws.
+/// The kinds of scope, for choosing which ones a `strategy::FaultStrategy` (feature
+/// `proptest`) draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ScopeKind {

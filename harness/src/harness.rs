@@ -240,8 +240,10 @@ impl Drop for Harness {
 
 /// Proptest strategies for a tool's arguments and its upstream's faults.
 ///
-/// [`arguments`] draws schema-valid arguments of a tool; [`faults`] and [`faults_for`] draw an
-/// upstream fault together with the requests it hits (a [`ScopedFault`]: every request, the
+/// [`arguments`](strategies::arguments) draws schema-valid arguments of a tool;
+/// [`faults`](strategies::faults) and [`faults_for`](strategies::faults_for) draw an upstream
+/// fault together with the requests it hits (a
+/// [`ScopedFault`](mcp_chaos_faults::ScopedFault): every request, the
 /// first only, the n-th, one path, a seeded probability). Drawn together in one `proptest!`,
 /// a failing (arguments, fault) pair shrinks on both: the arguments toward simple values, then
 /// the fault toward the healthy upstream, 404, 429, 5xx, timeouts, connection and body faults
