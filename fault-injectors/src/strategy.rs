@@ -21,8 +21,9 @@
 //! with that fault. Faults are ranked by [`FaultKind::SHRINK_ORDER`] (healthy, then 404 …
 //! 429, 5xx, then delays and hangs, then connection and body faults); scopes by
 //! [`Scope::shrink_rank`] (every request, the first only, the n-th, a path, a probability).
-//! Each candidate costs one run of the test, so a shrink costs at most as many runs as there
-//! are faults plus scopes in the strategy (about 20 plus a handful).
+//! Each simpler candidate costs one run of the test, plus one run that confirms the failing
+//! value when a half stops shrinking, so a shrink costs at most as many runs as there are
+//! faults and scopes in the strategy, plus two (about 20 plus a handful).
 //!
 //! In a `proptest!` over `(arguments, fault)`, proptest shrinks the tuple element by element,
 //! so a failing pair shrinks on both: the arguments first, then the fault and its scope.

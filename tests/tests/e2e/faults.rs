@@ -32,10 +32,9 @@ fn fault_run(flaws: &[&str], extra: &[&str]) -> mcp_chaos_tests::ChaosRun {
     run_chaos(&args)
 }
 
-/// The correct fixture handles all 18 standard fault profiles without a finding.
-#[test]
-fn correct_fixture_handles_every_fault() {
-    let run = fault_run(&[], &[]);
+/// Asserts that a run over all 18 profiles made every call (6 baseline calls + 3 upstream
+/// tools x 18 fault profiles) and found nothing.
+fn assert_clean_over_every_fault(run: &mcp_chaos_tests::ChaosRun) {
     assert_eq!(
         run.findings(),
         Vec::<serde_json::Value>::new(),
@@ -44,8 +43,14 @@ fn correct_fixture_handles_every_fault() {
     );
     assert_eq!(run.code, 0);
     let summary = &run.report.as_ref().expect("a report")["summary"];
-    // 6 baseline calls + 3 upstream tools x 18 fault profiles.
     assert_eq!(summary["tool_calls"], 60, "{summary}");
+}
+
+/// The correct fixture handles all 18 standard fault profiles without a finding.
+#[test]
+fn correct_fixture_handles_every_fault() {
+    let run = fault_run(&[], &[]);
+    assert_clean_over_every_fault(&run);
     assert_eq!(run.report.as_ref().expect("a report")["seed"], 42);
 }
 
@@ -140,16 +145,7 @@ pub const SCOPED_FAULT_FLAWS: &[&str] = &["empty-success-on-lookup-failure"];
 /// the failure is reported well, so the one-per-profile sweep finds nothing.
 #[test]
 fn the_lookup_flaw_is_out_of_reach_of_faults_on_every_request() {
-    let run = fault_run(&["empty-success-on-lookup-failure"], &[]);
-    assert_eq!(
-        run.findings(),
-        Vec::<serde_json::Value>::new(),
-        "{}",
-        run.stdout
-    );
-    assert_eq!(run.code, 0);
-    let summary = &run.report.as_ref().expect("a report")["summary"];
-    assert_eq!(summary["tool_calls"], 60, "{summary}");
+    assert_clean_over_every_fault(&fault_run(&["empty-success-on-lookup-failure"], &[]));
 }
 
 /// A server that echoes the upstream body leaks the canaries, and the report says so with
