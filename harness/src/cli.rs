@@ -1043,6 +1043,9 @@ fn explain(code: Option<&str>) -> i32 {
                 println!("{} {}\n", inv.code, inv.name);
                 println!("{}\n", inv.summary);
                 println!("{}\n", textwrap(inv.explain, 90));
+                if let Some(rubric) = crate::oracle::rubric(inv.code) {
+                    println!("{rubric}\n");
+                }
                 let spec = if inv.spec_page.starts_with("http") {
                     inv.spec_page.to_owned()
                 } else {

@@ -151,10 +151,13 @@ catalog! {
          whenever the operation did not do what was asked, and say what failed.";
     UNACTIONABLE_ERROR = "MC203", "unactionable-error", "server/tools#error-handling",
         "An error result says what failed and whether trying again can help.",
-        "A tool error is for the model to act on. 'Error: failed' gives it nothing; a rate limit or a \
-         timeout that does not say it can be retried makes the model give up; a 404 or 403 that \
-         invites a retry makes it loop. Fix: name the operation and the cause, say whether to retry \
-         (and when: Retry-After), or what to change (the id, the permissions).";
+        "A tool error is for the model to act on. 'Error: failed' gives it nothing; raw exception \
+         text ('NoneType' object has no attribute 'get', ENOENT, a bare path) was written for a \
+         programmer and tells the model neither what was being done nor what to do next; a rate \
+         limit or a timeout that does not say it can be retried makes the model give up; a 404 or \
+         403 that invites a retry makes it loop. Fix: catch the exception in the tool handler and \
+         name the operation, the argument or resource, the cause and the constraint, and say \
+         whether to retry (and when: Retry-After) or what to change (the id, the permissions).";
     LEAKED_INTERNALS = "MC204", "leaked-internals", "server/tools#security-considerations",
         "Nothing the model reads carries stack traces, internal paths, SQL, private addresses, credentials, secrets or raw upstream bodies.",
         "Tool results, error messages and log notifications go to the model and often to the user. \

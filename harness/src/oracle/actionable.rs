@@ -5,12 +5,18 @@
 //! - Under a retryable upstream fault (429, 502-504, timeouts, resets): text that does not say
 //!   the call can be retried.
 //! - Under a permanent one (401, 403, 404, 410): text that invites a retry.
+//! - Raw exception text ([`super::raw_error`]: an interpreter's, a runtime's or the operating
+//!   system's message, or a bare exception class, key or path as the whole message) in an
+//!   `isError` result or in the JSON-RPC error of a `tools/call`: the message says what is
+//!   missing of what a model needs (the operation, the argument or resource, the reason, the
+//!   constraint or state, the next action, whether a retry can help).
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use super::business_failure::describe;
+use super::raw_error::{self, RawText};
 use super::{Context, finding, is_error_result, result_text};
 use crate::finding::{Finding, Severity, UNACTIONABLE_ERROR};
 use crate::session::{Exchange, Retry};
@@ -21,6 +27,39 @@ static RETRY: LazyLock<Option<Regex>> = LazyLock::new(|| {
 static NEGATED_RETRY: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:\b(?:not|no|never|don't|do not|won't|will not|cannot|can't|without)\b[\w\s,]{0,24}\b(?:retry|retrying|try again)\b)|(?:\b(?:retry|retrying|trying again)\b[\w\s,]{0,24}\b(?:will not|won't|not help|no use|pointless|useless)\b)").ok()
 });
+
+/// The rubric `mcp-chaos explain MC203` prints: the five things a recoverable error message
+/// tells the model, and what this invariant flags, with good and bad examples.
+pub const RUBRIC: &str = "\
+What a model needs from an error to act on it (each is checked where the call tells what it
+should be; a message need not use these words):
+  1. the operation that failed           \"Fetching record 7 from the records service failed\"
+  2. which argument, resource or handle   \"record_id 7\", \"the file notes/a.txt\"
+  3. the concrete reason                  \"the service answered 404: no such record\"
+  4. the constraint or the current state  \"record_id must be 1-1000\", \"the session expired\"
+  5. the next action, and whether a retry can help
+                                          \"check the id; retrying will not help\",
+                                          \"rate limited: retry after 30 s\"
+
+Flagged (a warning each):
+  - no text, or stock text only           \"Error: failed\", \"An error occurred\"
+  - raw exception text: what an interpreter, a runtime or the OS wrote for a programmer, or
+    a bare exception class, key or path as the whole message
+      bad:  'NoneType' object has no attribute 'get'
+      bad:  Cannot read properties of undefined (reading 'id')
+      bad:  [Errno 2] No such file or directory: 'a.py'
+      bad:  Error executing tool git_status: /srv/repo
+      bad:  Error executing tool lookup: KeyError('id')
+      good: No file a.py in the repository /srv/repo; list files with git_ls_files first.
+  - invalid arguments rejected without naming the argument
+      bad:  Invalid input          good: limit must be an integer from 1 to 100 (got \"ten\")
+  - under a retryable upstream fault (429, 502-504, timeout, reset): no word that a retry
+    can help;  under a permanent one (401, 403, 404, 410): an invitation to retry
+      bad:  Upstream error 503     good: The service is unavailable (503); retry in a few seconds.
+      bad:  Not found, try again   good: No record 7 (404); check the id, retrying will not help.
+Not flagged: validation dumps that name the argument and the constraint (pydantic's
+\"1 validation error for ...\", zod's issue arrays); stack traces and internal paths inside a
+message are leaked-internals (MC204).";
 
 /// Whether `text` says the operation can be tried again.
 pub fn says_retry(text: &str) -> bool {
@@ -62,11 +101,92 @@ pub fn is_generic(text: &str) -> bool {
     words.len() <= 1 || STOCK.contains(&joined.as_str())
 }
 
-/// Judges every `isError` tool result.
+/// Whether `text` names one of the call's top-level arguments, by its name or by its string
+/// value (3 characters or more).
+fn names_an_argument(text: &str, arguments: Option<&serde_json::Value>) -> bool {
+    arguments
+        .and_then(serde_json::Value::as_object)
+        .is_some_and(|map| {
+            map.iter().any(|(k, v)| {
+                (k.len() >= 3 && text.contains(k.as_str()))
+                    || v.as_str().is_some_and(|s| s.len() >= 3 && text.contains(s))
+            })
+        })
+}
+
+/// The finding's message for raw exception text `raw` in `place` (e.g. "an isError result"),
+/// listing what the model is not told.
+fn raw_message(tool: &str, place: &str, raw: &RawText, ex: &Exchange, text: &str) -> String {
+    let arguments = ex.probe.arguments();
+    let mut missing = vec!["what operation failed and why, in words the model can act on"];
+    if arguments
+        .and_then(serde_json::Value::as_object)
+        .is_some_and(|m| !m.is_empty())
+        && !names_an_argument(text, arguments)
+    {
+        missing.push("which argument or resource");
+    }
+    if let Some(fault) = ex.fault.as_ref().filter(|f| f.met()) {
+        match fault.retry {
+            Retry::Retryable if !says_retry(text) => {
+                missing.push("that a retry can help (and when)")
+            }
+            Retry::Permanent if !says_retry(text) => missing.push("that a retry cannot help"),
+            _ => {}
+        }
+    }
+    missing.push("the next action");
+    format!(
+        "{tool} answered with raw exception text in {place} ({}: {:?}); it does not say {}",
+        raw.label,
+        raw.excerpt,
+        missing.join(", ")
+    )
+}
+
+/// The raw-exception finding for `ex`, if its `tools/call` answer (an `isError` result or a
+/// JSON-RPC error) carries raw exception text.
+fn raw_finding(ctx: &Context<'_>, ex: &Exchange, tool: &str) -> Option<Finding> {
+    let response = ex.response()?;
+    let (place, text) = match (response.error(), response.result()) {
+        (Some(e), _) => ("a JSON-RPC error", e.message.to_owned()),
+        (None, Some(r)) if is_error_result(r) => ("an isError result", result_text(r)),
+        _ => return None,
+    };
+    let raw = raw_error::raw_text(&text)?;
+    let mut f = finding(
+        &UNACTIONABLE_ERROR,
+        Severity::Warning,
+        ctx,
+        ex,
+        raw_message(tool, place, &raw, ex, &text),
+    );
+    f.group = Some(format!("{tool}|raw|{}", raw.rule));
+    Some(f)
+}
+
+/// Whether the answer to `ex` is a JSON-RPC error or an `isError` result whose text is raw
+/// exception text (judged here, so that other checks of the same text can stand aside).
+pub fn is_raw_answer(ex: &Exchange) -> bool {
+    ex.response()
+        .is_some_and(|r| match (r.error(), r.result()) {
+            (Some(e), _) => raw_error::raw_text(e.message).is_some(),
+            (None, Some(res)) => {
+                is_error_result(res) && raw_error::raw_text(&result_text(res)).is_some()
+            }
+            _ => false,
+        })
+}
+
+/// Judges every `isError` tool result, and the JSON-RPC error of every `tools/call`, the model
+/// reads.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let Some(tool) = ex.probe.called_tool() else {
         return Vec::new();
     };
+    if let Some(f) = raw_finding(ctx, ex, tool) {
+        return vec![f];
+    }
     let Some(result) = ex.response().and_then(|r| r.result()) else {
         return Vec::new();
     };

@@ -151,7 +151,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 _ => String::new(),
             };
             let names = argument_names(v);
+            // Raw exception text is judged (once) by `actionable`, with what it lacks.
             if !text.trim().is_empty()
+                && !super::actionable::is_raw_answer(ex)
                 && !names.is_empty()
                 && !names.iter().any(|n| text.contains(n.as_str()))
                 && !names_another_argument(&text, arguments, &names)

@@ -18,6 +18,7 @@ pub mod liveness;
 pub mod masking;
 pub mod no_response;
 pub mod notification_reply;
+pub mod raw_error;
 pub mod response_id;
 pub mod response_shape;
 pub mod stdout;
@@ -123,6 +124,12 @@ impl ToolTable {
     pub fn get(&self, name: &str) -> Option<&ToolInfo> {
         self.tools.get(name)
     }
+}
+
+/// The rubric an invariant judges text by, for `mcp-chaos explain` (printed as written), if
+/// it has one: `unactionable-error` (MC203).
+pub fn rubric(code: &str) -> Option<&'static str> {
+    (code == crate::finding::UNACTIONABLE_ERROR.code).then_some(actionable::RUBRIC)
 }
 
 /// Runs every per-exchange invariant on `ex`.

@@ -196,6 +196,16 @@ impl Probe {
         }
     }
 
+    /// The arguments of a `tools/call` of a listed tool (simple or generated).
+    pub fn arguments(&self) -> Option<&Value> {
+        match self {
+            Probe::ToolCall { arguments, .. } | Probe::Generated { arguments, .. } => {
+                Some(arguments)
+            }
+            _ => None,
+        }
+    }
+
     /// The tool the probe concerns, if any.
     pub fn tool(&self) -> Option<&str> {
         match self {

@@ -132,6 +132,7 @@ fault_flaw_tests! {
     ignore_upstream_timeout = "ignore-upstream-timeout" => "deadline-exceeded", true;
     bad_structured_content = "bad-structured-content" => "structured-content-schema", true;
     generic_error = "generic-error" => "unactionable-error", false;
+    raw_exception_text = "raw-exception-text" => "unactionable-error", false;
 }
 
 /// Flaws that only a fault scoped to some of a call's upstream requests reaches: the fault
