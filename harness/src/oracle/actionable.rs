@@ -114,33 +114,46 @@ fn names_an_argument(text: &str, arguments: Option<&serde_json::Value>) -> bool 
         })
 }
 
+/// Words that point the model at a next step: a corrected format, a valid range or set, a
+/// retry, another tool.
+static NEXT_ACTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:use|try|check|retry|must be|should be|expected|expects|valid (?:values?|range|formats?)|one of|instead|such as|e\.g\.|for example|call \w+ first|list \w+ first)\b").ok()
+});
+
 /// The finding's message for raw exception text `raw` in `place` (e.g. "an isError result"),
-/// listing what the model is not told.
+/// naming what of the rubric ([`RUBRIC`]) the text does not tell the model.
 fn raw_message(tool: &str, place: &str, raw: &RawText, ex: &Exchange, text: &str) -> String {
     let arguments = ex.probe.arguments();
-    let mut missing = vec!["what operation failed and why, in words the model can act on"];
+    let mut missing = Vec::new();
     if arguments
         .and_then(serde_json::Value::as_object)
         .is_some_and(|m| !m.is_empty())
         && !names_an_argument(text, arguments)
     {
-        missing.push("which argument or resource");
+        missing.push("which argument or resource it concerns");
     }
     if let Some(fault) = ex.fault.as_ref().filter(|f| f.met()) {
         match fault.retry {
             Retry::Retryable if !says_retry(text) => {
-                missing.push("that a retry can help (and when)")
+                missing.push("that a retry can help (and when)");
             }
             Retry::Permanent if !says_retry(text) => missing.push("that a retry cannot help"),
             _ => {}
         }
     }
-    missing.push("the next action");
+    if !NEXT_ACTION.as_ref().is_some_and(|r| r.is_match(text)) {
+        missing.push("what to do next");
+    }
+    let lacks = if missing.is_empty() {
+        String::new()
+    } else {
+        format!("; nor does it say {}", missing.join(", "))
+    };
     format!(
-        "{tool} answered with raw exception text in {place} ({}: {:?}); it does not say {}",
-        raw.label,
-        raw.excerpt,
-        missing.join(", ")
+        "{tool} answered with raw exception text in {place} ({}: {:?}): text written for a \
+         programmer, which tells the model what broke inside the server, not what failed for \
+         it{lacks}",
+        raw.label, raw.excerpt
     )
 }
 

@@ -1,7 +1,8 @@
 //! The Streamable HTTP invariants (`basic/transports` §Streamable HTTP; spec-notes §6.2),
 //! judged on the [`HttpInfo`](crate::transport::HttpInfo) of each exchange:
 //! - `http-status` (MC401): 202 and no body for an accepted notification; 400 for an
-//!   unsupported `MCP-Protocol-Version` (2025-06-18 on); 404 for an unknown or deleted session;
+//!   unsupported `MCP-Protocol-Version` (2025-06-18 on); 404 for a deleted session (a never
+//!   issued one SHOULD get 404 too: warning);
 //!   an SSE stream or 405 for `GET`; in 2026-07-28, 404 for an unknown method and 400 with the
 //!   header, capability and version errors (-32020/-32021/-32022) and with a missing `_meta`
 //!   (-32602). A missing session id SHOULD get 400 (warning).
@@ -81,19 +82,21 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                     "a request with MCP-Protocol-Version: 1999-01-01 got {said}; an invalid or unsupported version MUST get HTTP 400"
                 ),
             ),
-            HttpProbe::UnknownSession | HttpProbe::DeletedSession if status != Some(404) => {
-                status_finding(
-                    Severity::Violation,
-                    format!(
-                        "a request with {} got {said}; the server MUST answer 404 so that the client starts a new session",
-                        if *what == HttpProbe::UnknownSession {
-                            "a session id the server never issued"
-                        } else {
-                            "the id of a session that was just deleted"
-                        }
-                    ),
-                )
-            }
+            // The MUST covers a session that ended ("after which it MUST respond to requests
+            // containing that session ID with HTTP 404"); an id the server never issued is
+            // best answered the same way, since a 404 is what makes a client start over.
+            HttpProbe::UnknownSession if status != Some(404) => status_finding(
+                Severity::Warning,
+                format!(
+                    "a request with a session id the server never issued got {said}; answering it like an ended session (404) is what makes a client start a new session (the spec's MUST 404 is for sessions that ended)"
+                ),
+            ),
+            HttpProbe::DeletedSession if status != Some(404) => status_finding(
+                Severity::Violation,
+                format!(
+                    "a request with the id of a session that was just deleted got {said}; the server MUST answer 404 so that the client starts a new session"
+                ),
+            ),
             HttpProbe::NoSession if status.is_some_and(|s| (200..300).contains(&s)) => {
                 status_finding(
                     Severity::Warning,

@@ -195,3 +195,72 @@ fn task_required_tools_are_not_judged_on_generated_arguments() {
     assert_eq!(judged(json!({})), ["unactionable-error"]);
     assert!(judged(json!({"taskSupport": "required"})).is_empty());
 }
+
+/// Raw exception text in an `isError` result or in the JSON-RPC error of a `tools/call` is
+/// `unactionable-error`, with what it does not tell the model; a message that says what failed
+/// and what to do is clean, and so is raw-looking text in a successful result.
+#[test]
+fn raw_exception_text_is_unactionable_and_says_what_it_lacks() {
+    let ctx = Context::bare(ProtocolVersion::V2025_11_25);
+    let error_result =
+        |text: &str| json!({"content": [{"type": "text", "text": text}], "isError": true});
+    let findings = judge(
+        &ctx,
+        &call(
+            error_result("'NoneType' object has no attribute 'get'"),
+            None,
+        ),
+    );
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].invariant, "unactionable-error");
+    let m = &findings[0].message;
+    assert!(m.contains("raw exception text in an isError result"), "{m}");
+    assert!(m.contains("a Python AttributeError"), "{m}");
+    assert!(m.contains("which argument or resource"), "{m}");
+    assert!(m.contains("what to do next"), "{m}");
+
+    // Under a retryable fault, the missing retry advice is named too.
+    let mut retryable = fault("rate-limited", Some(429), true);
+    retryable.retry = Retry::Retryable;
+    let findings = judge(
+        &ctx,
+        &call(
+            error_result("Error executing tool t: ReadError('')"),
+            Some(retryable),
+        ),
+    );
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert!(
+        findings[0].message.contains("that a retry can help"),
+        "{}",
+        findings[0].message
+    );
+
+    // The JSON-RPC error of a tools/call is read too.
+    let mut ex = call(json!({}), None);
+    let answer = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32603, "message": "Cannot read properties of undefined (reading 'id')"}})).unwrap();
+    ex.received = vec![Received {
+        at_ms: 1,
+        item: ReceivedItem::Frame(Frame::new(answer)),
+    }];
+    let invariants: Vec<String> = judge(&ctx, &ex).into_iter().map(|f| f.invariant).collect();
+    assert!(
+        invariants.contains(&"unactionable-error".to_owned()),
+        "{invariants:?}"
+    );
+
+    // Clean: an actionable message, and raw-looking text in a success.
+    assert!(
+        judge(
+            &ctx,
+            &call(
+                error_result("No record for q=x (404); check the id, retrying will not help."),
+                None
+            )
+        )
+        .is_empty()
+    );
+    let success =
+        json!({"content": [{"type": "text", "text": "'NoneType' object has no attribute 'get'"}]});
+    assert!(judge(&ctx, &call(success, None)).is_empty());
+}

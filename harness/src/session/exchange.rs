@@ -224,7 +224,8 @@ impl Probe {
 pub enum HttpProbe {
     /// A `ping` with `MCP-Protocol-Version: 1999-01-01` (MUST get 400, 2025-06-18 on).
     BadVersionHeader,
-    /// A `ping` with a session id the server never issued (MUST get 404).
+    /// A `ping` with a session id the server never issued (should get 404, as for an ended
+    /// session: a warning otherwise).
     UnknownSession,
     /// A `ping` without the session id the server issued (SHOULD get 400).
     NoSession,
