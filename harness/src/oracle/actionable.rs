@@ -120,6 +120,11 @@ static NEXT_ACTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:use|try|check|retry|must be|should be|expected|expects|valid (?:values?|range|formats?)|one of|instead|such as|e\.g\.|for example|call \w+ first|list \w+ first)\b").ok()
 });
 
+/// A path or URL in the text: the resource the failure concerns is named.
+static NAMES_A_RESOURCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?:^|[\s'\x22(:])(?:/[^\s/'\x22]+){1,}|\b[a-z][a-z0-9+.-]*://\S+").ok()
+});
+
 /// The finding's message for raw exception text `raw` in `place` (e.g. "an isError result"),
 /// naming what of the rubric ([`RUBRIC`]) the text does not tell the model.
 fn raw_message(tool: &str, place: &str, raw: &RawText, ex: &Exchange, text: &str) -> String {
@@ -129,6 +134,7 @@ fn raw_message(tool: &str, place: &str, raw: &RawText, ex: &Exchange, text: &str
         .and_then(serde_json::Value::as_object)
         .is_some_and(|m| !m.is_empty())
         && !names_an_argument(text, arguments)
+        && !NAMES_A_RESOURCE.as_ref().is_some_and(|r| r.is_match(text))
     {
         missing.push("which argument or resource it concerns");
     }
@@ -149,10 +155,18 @@ fn raw_message(tool: &str, place: &str, raw: &RawText, ex: &Exchange, text: &str
     } else {
         format!("; nor does it say {}", missing.join(", "))
     };
+    let why = match raw.rule {
+        "errno-code" | "python-errno" => {
+            "the errno code and system call are the operating system's words for a programmer; say in words what is missing or wrong"
+        }
+        "bare-path" => "a path alone does not say what failed at it, or why",
+        "bare-exception-class" | "bare-key" | "exception-repr" => {
+            "an exception's class or key alone does not say what failed, or why"
+        }
+        _ => "it says what broke inside the server, not what failed for the model",
+    };
     format!(
-        "{tool} answered with raw exception text in {place} ({}: {:?}): text written for a \
-         programmer, which tells the model what broke inside the server, not what failed for \
-         it{lacks}",
+        "{tool} answered with raw exception text in {place} ({}: {:?}): {why}{lacks}",
         raw.label, raw.excerpt
     )
 }

@@ -249,6 +249,22 @@ fn raw_exception_text_is_unactionable_and_says_what_it_lacks() {
         "{invariants:?}"
     );
 
+    // A raw errno text that carries the path names its resource, but no next action.
+    let findings = judge(
+        &ctx,
+        &call(
+            error_result("ENOENT: no such file or directory, open '/srv/a/b.txt'"),
+            None,
+        ),
+    );
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let m = &findings[0].message;
+    assert!(
+        m.contains("errno code") && !m.contains("which argument or resource"),
+        "{m}"
+    );
+    assert!(m.contains("what to do next"), "{m}");
+
     // Clean: an actionable message, and raw-looking text in a success.
     assert!(
         judge(
