@@ -135,6 +135,17 @@ catalog! {
         "A frame larger than any client will buffer is dropped or kills the client with an \
          out-of-memory error; the model never sees the result. Fix: page or truncate large \
          results (resource links, pagination) instead of sending them inline.";
+    SERVER_WEDGED = "MC112", "server-wedged", "basic/lifecycle#timeouts",
+        "A server that stops answering recovers after a restart.",
+        "A server that answers the handshake and then nothing (silence, answers with ids it was \
+         never sent, unreadable frames, a closed stdout, an HTTP response that never ends) makes \
+         every request wait out the client's timeout; the model stalls on every call. mcp-chaos \
+         reports it when a request and the liveness ping after it went unanswered and a fresh \
+         restart wedged the same way at its first ping; the finding names the request, and the \
+         rest of the campaign is skipped instead of waiting a deadline per probe. A server that \
+         is slow once, or recovers after the restart, gets not-alive instead. Fix: answer every \
+         request after initialize on the same channel, with the request's own id, in UTF-8 \
+         JSON; never close stdout while the process runs.";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
         "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
         "API failures and business logic errors are tool execution errors: they belong inside the \

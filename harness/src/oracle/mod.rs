@@ -25,6 +25,7 @@ pub mod stdout;
 pub mod structured;
 pub mod unknown_tool;
 pub mod version;
+pub mod wedged;
 
 #[cfg(test)]
 mod tests;

@@ -311,8 +311,8 @@ impl Campaign<'_> {
             _ => None,
         };
         if died {
-            self.restart(&format!("server failed after {}", exchange.probe.label()))
-                .await;
+            let reason = format!("server failed after {}", exchange.probe.label());
+            self.restart_after_failure(&reason, &exchange, &ping).await;
         } else if let Some(why) = busy {
             self.fresh_restart(&format!("{} {why}", exchange.probe.label()))
                 .await;

@@ -8,6 +8,7 @@ mod chaos;
 pub mod driver;
 pub mod faults;
 pub mod generated;
+mod recover;
 pub mod replay;
 
 use std::time::{Duration, Instant};
@@ -815,6 +816,7 @@ impl<'a> Campaign<'a> {
             fresh_restarts: 0,
             called: std::collections::HashSet::new(),
             tool_deadline: None,
+            wedge: recover::WedgeState::default(),
         })
     }
 
@@ -937,6 +939,8 @@ struct Campaign<'a> {
     /// When the current tool's generated phase runs out of time (`--tool-budget-ms` after it
     /// started): progress extends a generated call's deadline no further than this.
     tool_deadline: Option<Instant>,
+    /// Whether the server wedged, and the counts its finding reports.
+    wedge: recover::WedgeState,
 }
 
 /// A key for a `tools/call` of `tool` with `arguments` (a hash of both; the arguments as
@@ -984,11 +988,13 @@ impl Campaign<'_> {
             version_probe: phases.version_probe,
             ..config.clone()
         };
+        let steps = usize::from(config.protocol_probes) * self.plan.probes.len()
+            + usize::from(config.tool_calls) * self.plan.calls.len()
+            + usize::from(config.version_probe);
+        self.wedge.planned = steps;
         (self.on_event)(&Event::Planned {
             tools: self.plan.tools.len(),
-            steps: usize::from(config.protocol_probes) * self.plan.probes.len()
-                + usize::from(config.tool_calls) * self.plan.calls.len()
-                + usize::from(config.version_probe),
+            steps,
         });
         if config.protocol_probes {
             self.probe_phase().await;
@@ -1027,6 +1033,7 @@ impl Campaign<'_> {
         if config.version_probe && !self.gave_up {
             self.version_probe().await;
         }
+        self.report_wedge();
     }
 
     /// Starts the server, performs the handshake, lists the tools and plans the probes and
@@ -1034,13 +1041,7 @@ impl Campaign<'_> {
     async fn prepare(&mut self) -> Result<(), RunError> {
         let config = self.config;
         self.start_session().await?;
-        let (pages, tools) = match self.session.as_mut() {
-            Some(session) => session.list_tools().await,
-            None => (Vec::new(), Vec::new()),
-        };
-        for page in &pages {
-            self.record(page);
-        }
+        let tools = self.list_tools_checked().await;
         self.tools = ToolTable::new(&tools, self.context().version);
         let version = self.context().version;
         let (http, http_session) = match self.session.as_mut() {
@@ -1268,6 +1269,7 @@ impl Campaign<'_> {
         for ex in &exchanges {
             self.record(ex);
         }
+        self.wedge.note_handshake(&exchanges);
         (self.on_event)(&Event::Initialized {
             negotiated: &negotiated,
         });
@@ -1345,6 +1347,7 @@ impl Campaign<'_> {
             _ => step.label(),
         };
         (self.on_event)(&Event::Step { label: &label });
+        self.wedge.started += 1;
         if self.session.is_none() && !self.restart("no server running").await {
             return None;
         }
@@ -1373,7 +1376,7 @@ impl Campaign<'_> {
         }
         self.add(findings);
         let reason = format!("server failed after {}", previous.probe.label());
-        self.restart(&reason).await;
+        self.restart_after_failure(&reason, previous, &ping).await;
     }
 
     /// Restarts a live server whose call missed its deadline: it may still be running that
@@ -1390,6 +1393,10 @@ impl Campaign<'_> {
     async fn restart_counted(&mut self, reason: &str, counted: bool) -> bool {
         if let Some(old) = self.session.take() {
             old.shutdown().await;
+        }
+        // A campaign that gave up (too many restarts, a wedged server) starts nothing more.
+        if self.gave_up {
+            return false;
         }
         if counted && self.summary.restarts - self.fresh_restarts >= self.config.max_restarts {
             self.gave_up = true;
@@ -1464,6 +1471,7 @@ impl Campaign<'_> {
     }
 
     fn finish(mut self) -> Report {
+        self.report_wedge();
         let secrets = std::mem::take(&mut self.redact);
         for f in &mut self.findings {
             f.message = oracle::leaks::redact(&f.message, &secrets);

@@ -131,6 +131,9 @@ pub struct Session {
     /// A limit of mcp-chaos's own on how far progress may extend the next request's deadline
     /// (set by [`Session::call_tool_within`] for one call).
     wait_cap: Option<Duration>,
+    /// Whether the server closed its stdout (stdio): remembered, so that every later
+    /// exchange ends as [`Outcome::Gone`] at once instead of waiting out its deadline.
+    stdout_closed: bool,
 }
 
 impl Session {
@@ -143,6 +146,7 @@ impl Session {
             negotiated: None,
             stale: std::collections::HashMap::new(),
             wait_cap: None,
+            stdout_closed: false,
         }
     }
 
@@ -458,8 +462,9 @@ impl Session {
         let mut deadline = started + self.config.timeout;
         let mut fenced_at: Option<Instant> = None;
         let mut exited: Option<ExitKind> = None;
-        let mut closed = false;
-        let mut gone_at: Option<Instant> = None;
+        // A stdout closed in an earlier exchange stays closed: nothing can answer this one.
+        let mut closed = self.stdout_closed;
+        let mut gone_at: Option<Instant> = closed.then(Instant::now);
         let progress_token = match expect {
             Expect::Response { id, .. } => Some(format!("mcp-chaos-{id}")),
             Expect::Fenced => None,
@@ -672,7 +677,10 @@ impl Session {
             TransportEvent::Oversize { len, head, .. } => {
                 Some(ReceivedItem::Oversize { len, head })
             }
-            TransportEvent::Closed { .. } => Some(ReceivedItem::Closed),
+            TransportEvent::Closed { .. } => {
+                self.stdout_closed = true;
+                Some(ReceivedItem::Closed)
+            }
             TransportEvent::Exited { status, .. } => Some(ReceivedItem::Exited(status)),
             TransportEvent::Http(info) => Some(ReceivedItem::Http(info)),
         }
