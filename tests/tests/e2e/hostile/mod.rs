@@ -127,6 +127,11 @@ rows! {
     exit_on_every_tools_list: Stdio("exit_on_tools_list.py --always"), 120 s,
         [Check("server-died blames tools/list", server_died_on_tools_list),
          NoFinding("server-wedged")];
+    /// Slow once (its first tools/call blocks it for 25 s), then healthy: not-alive for that
+    /// call, but no wedge (the restarted server answers), and every tool still tested.
+    slow_once: Stdio("slow_once.py"), 180 s,
+        [Finding("not-alive"), NoFinding("server-wedged"),
+         Check("the tools are tested", tools_tested)];
     // Before: 245-353 s each (every restart, a deadline per probe). Now about 4 deadlines.
     wedge_silent: Stdio("wedge.py --mode silent"), 120 s,
         [Finding("server-wedged"), Check(WEDGE_WALL, within_wedge_wall)];
