@@ -83,17 +83,22 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                     )];
                 }
             }
-            vec![finding(
-                &NO_RESPONSE,
-                Severity::Violation,
-                ctx,
-                ex,
-                format!(
+            // Unreadable frames are not silence: say what came instead.
+            let unreadable = ex.frames().find_map(|(_, f)| f.message.as_ref().err());
+            let message = match unreadable {
+                Some(why) => format!(
+                    "no readable response to {} within {} ms: the server answered with an \
+                     unreadable frame ({why})",
+                    ex.probe.label(),
+                    ex.timeout_ms
+                ),
+                None => format!(
                     "no response to {} within {} ms",
                     ex.probe.label(),
                     ex.timeout_ms
                 ),
-            )]
+            };
+            vec![finding(&NO_RESPONSE, Severity::Violation, ctx, ex, message)]
         }
         (probe, Expect::Fenced, Outcome::Fenced) => {
             let batch_ids: &[crate::wire::RequestId] = match probe {
@@ -214,6 +219,23 @@ mod tests {
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].severity, Severity::Violation);
         assert!(findings[0].message.contains("no response"), "{findings:?}");
+    }
+
+    #[test]
+    fn an_unreadable_answer_is_named_as_such() {
+        let mut ex = unanswered(&[]);
+        ex.received.push(Received {
+            at_ms: 1,
+            item: ReceivedItem::Frame(Frame::new(b"{\"id\":7,\"result\":\"\xff\"}".to_vec())),
+        });
+        let findings = judge(&ex);
+        assert_eq!(findings.len(), 1);
+        assert!(
+            findings[0]
+                .message
+                .starts_with("no readable response to tools/call slow within 10000 ms: the server answered with an unreadable frame (not UTF-8"),
+            "{findings:?}"
+        );
     }
 
     #[test]

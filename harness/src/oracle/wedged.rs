@@ -31,7 +31,7 @@ pub enum Stall {
 
 impl Stall {
     /// What the server did, for a message: "sent nothing within 10000 ms".
-    fn describe(&self, timeout_ms: u64) -> String {
+    pub fn describe(&self, timeout_ms: u64) -> String {
         match self {
             Stall::Silent => format!("sent nothing within {timeout_ms} ms"),
             Stall::WrongIds(id) => {
