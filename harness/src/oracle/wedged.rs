@@ -124,13 +124,22 @@ pub fn check(
 
 /// Ends the message of a `server-wedged` finding with what was skipped: `skipped` of the
 /// `planned` probes of the campaign's plan (and every later phase: generated arguments,
-/// faults, transport chaos).
+/// faults, transport chaos). A scenario plans no probes up front (`planned` 0): its later
+/// steps are said to be skipped, without counts.
 pub fn with_skipped(mut f: Finding, skipped: usize, planned: usize) -> Finding {
-    f.message = format!(
-        "{}. mcp-chaos skipped the rest of the campaign ({skipped} of the {planned} planned \
-         probes, and the later phases) instead of waiting a deadline for each.",
-        f.message
-    );
+    f.message = if planned == 0 {
+        format!(
+            "{}. mcp-chaos skipped the rest of the run instead of waiting a deadline for each \
+             probe.",
+            f.message
+        )
+    } else {
+        format!(
+            "{}. mcp-chaos skipped the rest of the campaign ({skipped} of the {planned} planned \
+             probes, and the later phases) instead of waiting a deadline for each.",
+            f.message
+        )
+    };
     f
 }
 

@@ -55,6 +55,9 @@ impl<'a> Driver<'a> {
             tools: campaign.plan.tools.len(),
             steps: 0,
         });
+        // A server that wedged while its tools were listed is reported now, so that the
+        // scenario's expectations see the finding.
+        campaign.report_wedge();
         Ok(Driver {
             campaign,
             baseline_done: false,
@@ -163,6 +166,7 @@ impl<'a> Driver<'a> {
     pub async fn probes(&mut self) {
         self.campaign.probe_phase().await;
         self.campaign.listen_to_server_stream();
+        self.campaign.report_wedge();
     }
 
     /// Calls every listed tool once (the run's baseline calls); under a fake upstream this
@@ -171,6 +175,7 @@ impl<'a> Driver<'a> {
         self.campaign.listen_to_server_stream();
         self.campaign.baseline_phase().await;
         self.baseline_done = true;
+        self.campaign.report_wedge();
     }
 
     /// The generated phase (boundary, hostile, `valid` random valid and `invalid` random
@@ -190,6 +195,7 @@ impl<'a> Driver<'a> {
         }
         self.campaign.listen_to_server_stream();
         self.campaign.generated_phase(&tools, valid, invalid).await;
+        self.campaign.report_wedge();
         true
     }
 
@@ -224,9 +230,11 @@ impl<'a> Driver<'a> {
                     .call(&t, serde_json::json!({}), Some(fault))
                     .await;
             }
+            self.campaign.report_wedge();
             return;
         }
         self.campaign.fault_phase(&tools, faults).await;
+        self.campaign.report_wedge();
     }
 
     /// The transport-chaos probes (concurrency, duplicate ids, framing, ping, cancel and
@@ -239,6 +247,7 @@ impl<'a> Driver<'a> {
         let plan = &self.campaign.plan;
         let (call, slow) = (plan.first_call(), plan.first_upstream_call());
         self.campaign.transport_chaos(call, slow).await;
+        self.campaign.report_wedge();
     }
 
     /// Probes version negotiation with a version no release has (ends the session under a
@@ -246,6 +255,7 @@ impl<'a> Driver<'a> {
     pub async fn version_probe(&mut self) {
         self.campaign.listen_to_server_stream();
         self.campaign.version_probe().await;
+        self.campaign.report_wedge();
     }
 
     /// The campaign of `mcp-chaos run` from here, with the phases `phases` enables.
