@@ -240,6 +240,50 @@ flaw_tests! {
     panic_in_handler = "panic-in-handler";
 }
 
+/// The flaws with a case of their own below.
+pub const WEDGE_FLAWS: &[&str] = &["wedge-after-initialize"];
+
+/// A fixture that answers `initialize` and then nothing, at every restart, is reported as
+/// `server-wedged` (after the `no-response` of `tools/list` and the `not-alive` of the ping
+/// after it), restarted once, and the rest of the campaign is skipped. The counterparts that
+/// must not get it: `hang-on-notification` and `large-frame-hang` (they recover after the
+/// restart; their cases above and in `chaos` want exactly `not-alive`) and the correct fixture.
+#[test]
+fn wedge_after_initialize() {
+    let run = run_chaos(&[
+        "run",
+        "--stdio",
+        &fixture_command(&["wedge-after-initialize"]),
+        "--protocol-version",
+        "2025-11-25",
+        "--timeout-ms",
+        "2000",
+    ]);
+    assert_eq!(
+        run.invariants(),
+        vec!["no-response", "not-alive", "server-wedged"],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let wedged: Vec<serde_json::Value> = run
+        .findings()
+        .into_iter()
+        .filter(|f| f["invariant"] == "server-wedged")
+        .collect();
+    assert_eq!(wedged.len(), 1);
+    assert_eq!(wedged[0]["probe"], "tools/list");
+    let message = wedged[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("A fresh restart answered the handshake, then wedged the same way")
+            && message.contains("planned probes"),
+        "{message}"
+    );
+    let report = run.report.expect("a report");
+    assert_eq!(report["summary"]["restarts"], 1);
+    assert_eq!(report["summary"]["tool_calls"], 0);
+}
+
 /// A batch the server drops is only a warning where the protocol does not define batches.
 #[test]
 fn dropped_batch_is_a_warning_outside_2025_03_26() {
