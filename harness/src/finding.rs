@@ -135,7 +135,7 @@ catalog! {
         "A frame larger than any client will buffer is dropped or kills the client with an \
          out-of-memory error; the model never sees the result. Fix: page or truncate large \
          results (resource links, pagination) instead of sending them inline.";
-    SERVER_WEDGED = "MC112", "server-wedged", "basic/lifecycle#timeouts",
+    SERVER_WEDGED = "MC114", "server-wedged", "basic/lifecycle#timeouts",
         "A server that stops answering recovers after a restart.",
         "A server that answers the handshake and then nothing (silence, answers with ids it was \
          never sent, unreadable frames, a closed stdout, an HTTP response that never ends) makes \

@@ -1,4 +1,4 @@
-//! `server-wedged` (MC112): a server that stops answering, and that wedges the same way again
+//! `server-wedged` (MC114): a server that stops answering, and that wedges the same way again
 //! right after a fresh restart, is reported once and the rest of the campaign is skipped
 //! (`basic/lifecycle#timeouts`: the client SHOULD time requests out, and a server that answers
 //! nothing makes every later request cost a whole deadline).
