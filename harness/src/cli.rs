@@ -617,6 +617,29 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             return exit::INTERNAL;
         }
     };
+    let journal_path = report_json.map(report::journal::path_for);
+    let mut journal = match journal_path
+        .as_deref()
+        .map(report::journal::Journal::create)
+    {
+        None => None,
+        Some(Ok(j)) => Some(j),
+        Some(Err(e)) => {
+            eprintln!(
+                "mcp-chaos: cannot create the findings journal {}: {e}",
+                journal_path
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display()
+            );
+            return exit::INTERNAL;
+        }
+    };
+    let live = run::live::LiveRun::new(config);
+    if let Err(e) = write_report_on_signal(&live, report_json, quiet) {
+        eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
+        return exit::INTERNAL;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -630,54 +653,101 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
     };
     runtime.block_on(async {
         let mut progress = report::terminal::Progress::new(quiet);
-        let interrupted = interrupt_signal();
         let mut on_event = |e: &run::Event<'_>| {
+            if live.ended() {
+                // The signal handler has the report: what follows is the run's own end.
+                return;
+            }
+            live.observe(e);
+            if let Some(j) = journal.as_mut() {
+                j.event(e);
+            }
             progress.event(e);
             if let Some(r) = recorder.as_mut() {
                 r.event(e);
             }
         };
-        let outcome = tokio::select! {
-            outcome = run::run(config, &mut on_event) => Some(outcome),
-            () = interrupted => None,
-        };
+        let outcome = run::run(config, &mut on_event).await;
         progress.finish();
+        if !live.claim_end() {
+            // A signal came first: its handler writes the report and exits the process.
+            std::future::pending::<()>().await;
+        }
         if let Some(r) = recorder.take()
             && let Err(e) = r.finish()
         {
             eprintln!("mcp-chaos: recording failed: {e}");
             return exit::INTERNAL;
         }
-        match outcome {
-            None => {
-                eprintln!("mcp-chaos: interrupted; the server's process tree was killed");
-                exit::INTERRUPTED
-            }
-            Some(Err(e)) => {
-                eprintln!("mcp-chaos: {e}");
-                exit::SERVER_START
-            }
-            Some(Ok(report)) => {
-                print!(
-                    "{}",
-                    report::terminal::render(&report, std::io::stdout().is_terminal())
-                );
-                if let Some(path) = report_json {
-                    if let Err(e) = report::json::write(&report, path) {
-                        eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
-                        return exit::INTERNAL;
-                    }
-                    if !quiet {
-                        eprintln!("mcp-chaos: report written to {}", path.display());
-                    }
-                }
-                if report.has_violations() {
-                    exit::VIOLATIONS
-                } else {
-                    exit::SUCCESS
-                }
-            }
+        if let Some(j) = journal.take()
+            && let Err(e) = j.finish()
+        {
+            eprintln!("mcp-chaos: writing the findings journal failed: {e}");
+            return exit::INTERNAL;
         }
+        let (report, code) = match outcome {
+            Err(e) => {
+                eprintln!("mcp-chaos: {e}");
+                (live.not_started(&e), exit::SERVER_START)
+            }
+            Ok(report) if report.has_violations() => (report, exit::VIOLATIONS),
+            Ok(report) => (report, exit::SUCCESS),
+        };
+        finish_report(&report, report_json, quiet, code)
+    })
+}
+
+/// Prints the terminal summary of `report` and writes it to `report_json`, if given; returns
+/// `code`, or [`exit::INTERNAL`] when the report cannot be written.
+fn finish_report(
+    report: &run::Report,
+    report_json: Option<&std::path::Path>,
+    quiet: bool,
+    code: i32,
+) -> i32 {
+    print!(
+        "{}",
+        report::terminal::render(report, std::io::stdout().is_terminal())
+    );
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    if let Some(path) = report_json {
+        if let Err(e) = report::json::write(report, path) {
+            eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
+            return exit::INTERNAL;
+        }
+        if !quiet {
+            eprintln!("mcp-chaos: report written to {}", path.display());
+        }
+    }
+    code
+}
+
+/// On SIGINT or SIGTERM, at any point of the run and whatever its task is doing: writes the
+/// partial report (the findings so far, `"interrupted": true`), kills every server's process
+/// tree, and exits with 1 (a violation was found) or 2 (the run did not complete).
+fn write_report_on_signal(
+    live: &run::live::LiveRun,
+    report_json: Option<&std::path::Path>,
+    quiet: bool,
+) -> std::io::Result<()> {
+    let live = live.clone();
+    let report_json = report_json.map(std::path::Path::to_owned);
+    crate::interrupt::on_signal(move |signal| {
+        if !live.claim_end() {
+            // The run had ended: its own report is being written.
+            return;
+        }
+        eprintln!("\nmcp-chaos: {signal}: writing the report of the run so far");
+        let report = live.interrupted(signal);
+        let code = finish_report(
+            &report,
+            report_json.as_deref(),
+            quiet,
+            live.interrupted_exit_code(),
+        );
+        crate::transport::process::kill_every_group();
+        eprintln!("mcp-chaos: interrupted by {signal}; the server's process tree was killed");
+        std::process::exit(code);
     })
 }
 
