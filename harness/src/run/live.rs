@@ -193,7 +193,16 @@ impl LiveRun {
                 }
                 s.exchanges.push_back(excerpt);
             }
-            Event::Finding { finding } => s.report.findings.push((*finding).clone()),
+            Event::Finding { finding } => {
+                for value in &finding.redact {
+                    if !s.secrets.contains(value) {
+                        s.secrets.push(value.clone());
+                    }
+                }
+                let mut finding = (*finding).clone();
+                finding.redact.clear();
+                s.report.findings.push(finding);
+            }
             Event::ToolGenerated { phase } => s.report.summary.generated.push(ToolGenerated {
                 tool: phase.tool.clone(),
                 calls: phase.calls,
@@ -245,8 +254,24 @@ impl LiveRun {
         report.summary.warnings = report.findings.len() as u64 - report.summary.violations;
         report.outcome = outcome;
         report.interrupted = outcome == RunOutcome::Interrupted;
-        report.error = Some(error);
-        report.exchanges = s.exchanges.iter().cloned().collect();
+        // What was quoted before a finding uncovered a value to redact is redacted now.
+        let redact = |text: &str| crate::oracle::leaks::redact(text, &s.secrets);
+        report.error = Some(ErrorReport {
+            message: redact(&error.message),
+            stderr_tail: redact(&error.stderr_tail),
+            ..error
+        });
+        report.exchanges = s
+            .exchanges
+            .iter()
+            .map(|e| ExchangeExcerpt {
+                probe: redact(&e.probe),
+                sent: redact(&e.sent),
+                received: e.received.iter().map(|r| redact(r)).collect(),
+                outcome: e.outcome.clone(),
+                elapsed_ms: e.elapsed_ms,
+            })
+            .collect();
         report
     }
 
@@ -328,4 +353,148 @@ fn tail(text: &str) -> String {
         start += 1;
     }
     format!("[…]{}", &text[start..])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::finding::{Finding, NO_RESPONSE, WRONG_ERROR_CODE};
+    use crate::protocol::ProtocolVersion;
+    use crate::session::{Expect, Received};
+    use crate::transport::{Frame, StdioConfig};
+    use crate::wire::RequestId;
+
+    fn config() -> RunConfig {
+        let mut c = RunConfig::new(
+            super::super::ServerSpec::Stdio(StdioConfig::new("srv", Vec::<String>::new())),
+            super::super::VersionChoice::Auto,
+        );
+        c.secrets = vec![("API_KEY".into(), "s3cret-value".into())];
+        c
+    }
+
+    fn exchange(sent: &str, received: &[&str]) -> Exchange {
+        Exchange {
+            probe: Probe::ToolsList,
+            sent: format!("{sent}\n").into_bytes(),
+            expect: Expect::Response {
+                id: RequestId::from(1),
+                or_null: false,
+                fence: false,
+            },
+            received: received
+                .iter()
+                .map(|r| Received {
+                    at_ms: 1,
+                    item: ReceivedItem::Frame(Frame::new(r.as_bytes().to_vec())),
+                })
+                .collect(),
+            preceding: 0,
+            outcome: Outcome::NoAnswer,
+            elapsed: Duration::from_millis(5),
+            timeout_ms: 5,
+            fault: None,
+        }
+    }
+
+    fn finding(severity: Severity, message: &str) -> Finding {
+        let invariant = if severity == Severity::Violation {
+            &WRONG_ERROR_CODE
+        } else {
+            &NO_RESPONSE
+        };
+        Finding::new(invariant, severity, ProtocolVersion::V2025_11_25, message)
+    }
+
+    #[test]
+    fn an_interrupted_report_holds_the_findings_so_far_and_is_marked() {
+        let live = LiveRun::new(&config());
+        let warning = finding(Severity::Warning, "slow");
+        live.observe(&Event::Finding { finding: &warning });
+        live.observe(&Event::Exchange {
+            exchange: &exchange("{}", &[]),
+        });
+        assert_eq!(
+            live.interrupted_exit_code(),
+            2,
+            "a warning only: incomplete"
+        );
+        let report = live.interrupted("SIGTERM");
+        assert!(report.interrupted);
+        assert_eq!(report.outcome, RunOutcome::Interrupted);
+        assert_eq!(report.findings.len(), 1);
+        assert_eq!((report.summary.warnings, report.summary.violations), (1, 0));
+        assert_eq!(report.summary.exchanges, 1);
+        let error = report.error.expect("an error");
+        assert_eq!(error.kind, "interrupted");
+        assert!(error.message.contains("SIGTERM"), "{}", error.message);
+
+        let violation = finding(Severity::Violation, "-32603");
+        live.observe(&Event::Finding {
+            finding: &violation,
+        });
+        assert_eq!(live.interrupted_exit_code(), 1, "a violation so far");
+        assert_eq!(live.interrupted("SIGINT").summary.violations, 1);
+    }
+
+    #[test]
+    fn a_run_that_could_not_start_reports_the_error_the_tail_and_the_exchanges() {
+        let live = LiveRun::new(&config());
+        live.observe(&Event::Exchange {
+            exchange: &exchange(r#"{"method":"initialize"}"#, &["garbage s3cret-value"]),
+        });
+        live.observe(&Event::StartFailed {
+            stderr_tail: "Traceback: key s3cret-value",
+        });
+        let error = RunError::Init(crate::session::InitError::BadResult("no result".into()));
+        let report = live.not_started(&error);
+        assert_eq!(report.outcome, RunOutcome::NotStarted);
+        assert!(!report.interrupted);
+        let e = report.error.expect("an error");
+        assert_eq!(e.kind, "initialize");
+        assert_eq!(e.stderr_tail, "Traceback: key [REDACTED]");
+        assert_eq!(report.exchanges.len(), 1);
+        assert_eq!(report.exchanges[0].sent, r#"{"method":"initialize"}"#);
+        assert_eq!(report.exchanges[0].received, ["garbage [REDACTED]"]);
+        assert_eq!(report.exchanges[0].outcome, "no answer within 5 ms");
+    }
+
+    #[test]
+    fn exchanges_are_bounded_and_redacted_with_what_findings_uncover_later() {
+        let live = LiveRun::new(&config());
+        for i in 0..20 {
+            live.observe(&Event::Exchange {
+                exchange: &exchange(&format!("{{\"n\":{i}}}"), &["token=tok-abcdef"]),
+            });
+        }
+        let mut leak = finding(Severity::Violation, "leaked a token");
+        leak.redact = vec!["tok-abcdef".into()];
+        live.observe(&Event::Finding { finding: &leak });
+        let report = live.interrupted("SIGTERM");
+        assert_eq!(report.exchanges.len(), EXCHANGES_KEPT);
+        assert_eq!(
+            report.exchanges[0].sent, r#"{"n":12}"#,
+            "the last ones kept"
+        );
+        assert!(
+            report
+                .exchanges
+                .iter()
+                .all(|e| e.received == ["token=[REDACTED]"]),
+            "{:?}",
+            report.exchanges
+        );
+        assert!(report.findings[0].redact.is_empty());
+    }
+
+    #[test]
+    fn the_end_is_claimed_once() {
+        let live = LiveRun::new(&config());
+        assert!(!live.ended());
+        assert!(live.claim_end());
+        assert!(live.ended());
+        assert!(!live.clone().claim_end());
+    }
 }

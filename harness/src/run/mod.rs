@@ -201,7 +201,8 @@ pub enum Event<'a> {
         /// It.
         exchange: &'a Exchange,
     },
-    /// A finding (each distinct one once).
+    /// A finding (each distinct one once), redacted; its `redact` holds every value to
+    /// redact found so far in the run (secrets, credentials a finding uncovered).
     Finding {
         /// It.
         finding: &'a Finding,
@@ -1346,10 +1347,11 @@ impl Campaign<'_> {
                     slot.insert(self.findings.len());
                     self.hits.push(self.findings.len());
                     // Listeners (the findings journal, a partial report) get it redacted
-                    // with what is known now; `finish` redacts again with the whole run's.
-                    (self.on_event)(&Event::Finding {
-                        finding: &redacted(&f, &self.redact),
-                    });
+                    // with what is known now, and in its `redact` everything to redact so
+                    // far; `finish` redacts again with the whole run's.
+                    let mut shown = redacted(&f, &self.redact);
+                    shown.redact.clone_from(&self.redact);
+                    (self.on_event)(&Event::Finding { finding: &shown });
                     self.findings.push(f);
                 }
             }
