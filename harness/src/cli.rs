@@ -17,26 +17,34 @@ use crate::transport::{DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMEOUT_MS, StdioConfig}
 pub mod exit {
     /// The run completed and found no violations (warnings may have been reported).
     pub const SUCCESS: i32 = 0;
-    /// The run completed and found at least one violation.
+    /// The run found at least one violation (also a run interrupted by SIGINT or SIGTERM
+    /// after finding one).
     pub const VIOLATIONS: i32 = 1;
-    /// The server could not be started or did not complete initialization.
+    /// The server could not be started or did not complete initialization, or SIGINT or
+    /// SIGTERM stopped the run before it found a violation: the run did not complete. The
+    /// report is written in both cases.
     pub const SERVER_START: i32 = 2;
     /// The command line was invalid.
     pub const USAGE: i32 = 3;
     /// mcp-chaos itself failed (for example, the report could not be written).
     pub const INTERNAL: i32 = 4;
-    /// The run was interrupted (Ctrl-C or SIGTERM); the server's process tree was killed.
-    pub const INTERRUPTED: i32 = 130;
 }
 
 const AFTER_HELP: &str = "\
 Exit codes:
   0    no violations (warnings may have been reported)
-  1    violations found
-  2    the server could not be started or initialized
+  1    violations found (also when interrupted after finding one)
+  2    the run did not complete: the server could not be started or initialized, or
+       SIGINT/SIGTERM stopped it before a violation was found
   3    usage error
   4    mcp-chaos itself failed (e.g. the report could not be written)
-  130  interrupted (the server's process tree is killed)
+
+The report is written whatever happens. --report-json PATH is written on exit 2 too
+(\"outcome\": \"not-started\", an \"error\" with the server's output tail, the exchanges
+attempted), and on SIGINT or SIGTERM at any point of the run (\"interrupted\": true, the
+findings so far) before the server's process tree is killed. Beside it,
+PATH-without-extension.findings.jsonl (report.json -> report.findings.jsonl) gets one JSON
+line per finding as it is found, so even SIGKILL loses nothing already found.
 
 Examples:
   mcp-chaos demo
@@ -164,7 +172,10 @@ Exit codes:
   2    a scenario could not be run (its server did not start); the others still ran
   3    usage error, or a malformed scenario or baseline file (nothing ran)
   4    a report could not be written
-  130  interrupted (every server's process tree was killed)";
+On SIGINT or SIGTERM the reports asked for are written with the scenarios finished so far
+(\"interrupted\": true, the others listed in \"unfinished\"; the baseline is not updated),
+every server's process tree is killed, and the exit code is 1 if a finished scenario
+failed, else 2.";
 
 #[derive(Debug, Args)]
 struct ScenarioArgs {
@@ -262,7 +273,8 @@ struct DemoArgs {
 
 #[derive(Debug, Args)]
 struct OutputArgs {
-    /// Write the report as JSON to this file.
+    /// Write the report as JSON to this file, whatever happens (exit 2, SIGINT, SIGTERM), and
+    /// journal each finding as it is found beside it, in PATH-without-extension.findings.jsonl.
     #[arg(long, value_name = "PATH")]
     report_json: Option<PathBuf>,
     /// Print only the final summary (no progress).
@@ -617,6 +629,29 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             return exit::INTERNAL;
         }
     };
+    let journal_path = report_json.map(report::journal::path_for);
+    let mut journal = match journal_path
+        .as_deref()
+        .map(report::journal::Journal::create)
+    {
+        None => None,
+        Some(Ok(j)) => Some(j),
+        Some(Err(e)) => {
+            eprintln!(
+                "mcp-chaos: cannot create the findings journal {}: {e}",
+                journal_path
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display()
+            );
+            return exit::INTERNAL;
+        }
+    };
+    let live = run::live::LiveRun::new(config);
+    if let Err(e) = write_report_on_signal(&live, report_json, quiet) {
+        eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
+        return exit::INTERNAL;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -630,71 +665,102 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
     };
     runtime.block_on(async {
         let mut progress = report::terminal::Progress::new(quiet);
-        let interrupted = interrupt_signal();
         let mut on_event = |e: &run::Event<'_>| {
+            if live.ended() {
+                // The signal handler has the report: what follows is the run's own end.
+                return;
+            }
+            live.observe(e);
+            if let Some(j) = journal.as_mut() {
+                j.event(e);
+            }
             progress.event(e);
             if let Some(r) = recorder.as_mut() {
                 r.event(e);
             }
         };
-        let outcome = tokio::select! {
-            outcome = run::run(config, &mut on_event) => Some(outcome),
-            () = interrupted => None,
-        };
+        let outcome = run::run(config, &mut on_event).await;
         progress.finish();
+        if !live.claim_end() {
+            // A signal came first: its handler writes the report and exits the process.
+            std::future::pending::<()>().await;
+        }
         if let Some(r) = recorder.take()
             && let Err(e) = r.finish()
         {
             eprintln!("mcp-chaos: recording failed: {e}");
             return exit::INTERNAL;
         }
-        match outcome {
-            None => {
-                eprintln!("mcp-chaos: interrupted; the server's process tree was killed");
-                exit::INTERRUPTED
-            }
-            Some(Err(e)) => {
-                eprintln!("mcp-chaos: {e}");
-                exit::SERVER_START
-            }
-            Some(Ok(report)) => {
-                print!(
-                    "{}",
-                    report::terminal::render(&report, std::io::stdout().is_terminal())
-                );
-                if let Some(path) = report_json {
-                    if let Err(e) = report::json::write(&report, path) {
-                        eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
-                        return exit::INTERNAL;
-                    }
-                    if !quiet {
-                        eprintln!("mcp-chaos: report written to {}", path.display());
-                    }
-                }
-                if report.has_violations() {
-                    exit::VIOLATIONS
-                } else {
-                    exit::SUCCESS
-                }
-            }
+        if let Some(j) = journal.take()
+            && let Err(e) = j.finish()
+        {
+            eprintln!("mcp-chaos: writing the findings journal failed: {e}");
+            return exit::INTERNAL;
         }
+        let (report, code) = match outcome {
+            Err(e) => {
+                eprintln!("mcp-chaos: {e}");
+                (live.not_started(&e), exit::SERVER_START)
+            }
+            Ok(report) if report.has_violations() => (report, exit::VIOLATIONS),
+            Ok(report) => (report, exit::SUCCESS),
+        };
+        finish_report(&report, report_json, quiet, code)
     })
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn interrupt_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
+/// Prints the terminal summary of `report` and writes it to `report_json`, if given; returns
+/// `code`, or [`exit::INTERNAL`] when the report cannot be written.
+fn finish_report(
+    report: &run::Report,
+    report_json: Option<&std::path::Path>,
+    quiet: bool,
+    code: i32,
+) -> i32 {
+    print!(
+        "{}",
+        report::terminal::render(report, std::io::stdout().is_terminal())
+    );
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    if let Some(path) = report_json {
+        if let Err(e) = report::json::write(report, path) {
+            eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
+            return exit::INTERNAL;
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
+        if !quiet {
+            eprintln!("mcp-chaos: report written to {}", path.display());
+        }
     }
+    code
+}
+
+/// On SIGINT or SIGTERM, at any point of the run and whatever its task is doing: writes the
+/// partial report (the findings so far, `"interrupted": true`), kills every server's process
+/// tree, and exits with 1 (a violation was found) or 2 (the run did not complete).
+fn write_report_on_signal(
+    live: &run::live::LiveRun,
+    report_json: Option<&std::path::Path>,
+    quiet: bool,
+) -> std::io::Result<()> {
+    let live = live.clone();
+    let report_json = report_json.map(std::path::Path::to_owned);
+    crate::interrupt::on_signal(move |signal| {
+        if !live.claim_end() {
+            // The run had ended: its own report is being written.
+            return;
+        }
+        eprintln!("\nmcp-chaos: {signal}: writing the report of the run so far");
+        let report = live.interrupted(signal);
+        let code = finish_report(
+            &report,
+            report_json.as_deref(),
+            quiet,
+            live.interrupted_exit_code(),
+        );
+        crate::transport::process::kill_every_group();
+        eprintln!("mcp-chaos: interrupted by {signal}; the server's process tree was killed");
+        std::process::exit(code);
+    })
 }
 
 fn replay(args: &ReplayArgs) -> i32 {
@@ -959,53 +1025,47 @@ fn scenario(args: &ScenarioArgs) -> i32 {
         }
     };
     let progress = report::suite::SuiteProgress::new(scenarios.len(), args.quiet);
-    let on_event = |e: &suite::SuiteEvent<'_>| progress.event(e);
-    let outcome = runtime.block_on(async {
-        tokio::select! {
-            report = suite::run_suite(&scenarios, &options, &on_event) => Some(report),
-            () = interrupt_signal() => None,
-        }
-    });
-    let Some(report) = outcome else {
-        eprintln!("mcp-chaos: interrupted; every server's process tree was killed");
-        return exit::INTERRUPTED;
+    let outputs = SuiteOutputs {
+        report_json: args.report_json.clone(),
+        junit: args.junit.clone(),
+        sarif: args.sarif.clone(),
+        markdown: args.markdown.clone(),
+        sarif_options: report::sarif::SarifOptions {
+            accepted: !args.sarif_new_only,
+            ..report::sarif::SarifOptions::default()
+        },
     };
+    let finished = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Err(e) = write_suite_report_on_signal(
+        &scenarios,
+        &finished,
+        &ended,
+        outputs.clone(),
+        options.shard,
+        options.baseline_path.clone(),
+    ) {
+        eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
+        return exit::INTERNAL;
+    }
+    let on_event = |e: &suite::SuiteEvent<'_>| {
+        progress.event(e);
+        if let suite::SuiteEvent::Finished { report } = e
+            && let Ok(mut done) = finished.lock()
+        {
+            done.push((*report).clone());
+        }
+    };
+    let report = runtime.block_on(suite::run_suite(&scenarios, &options, &on_event));
+    if ended.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        // A signal came first: its handler writes the reports and exits the process.
+        loop {
+            std::thread::park();
+        }
+    }
     print!("{}", report::suite::render(&report));
-    let sarif_options = report::sarif::SarifOptions {
-        accepted: !args.sarif_new_only,
-        ..report::sarif::SarifOptions::default()
-    };
-    type Writer<'a> = &'a dyn Fn(&std::path::Path) -> std::io::Result<()>;
-    let writers: [(&Option<PathBuf>, Writer<'_>); 4] = [
-        (&args.report_json, &|path| {
-            serde_json::to_vec_pretty(&report)
-                .map_err(std::io::Error::other)
-                .and_then(|bytes| std::fs::write(path, bytes))
-        }),
-        (&args.junit, &|path| {
-            report::junit::write_junit(&report, path)
-        }),
-        (&args.sarif, &|path| {
-            report::sarif::write_sarif_with(&report, sarif_options, path)
-        }),
-        (&args.markdown, &|path| {
-            report::markdown::write_markdown(&report, path)
-        }),
-    ];
-    for (path, write) in writers {
-        if let Some(path) = path {
-            if let Some(parent) = path.parent()
-                && !parent.as_os_str().is_empty()
-                && let Err(e) = std::fs::create_dir_all(parent)
-            {
-                eprintln!("mcp-chaos: cannot create {}: {e}", parent.display());
-                return exit::INTERNAL;
-            }
-            if let Err(e) = write(path) {
-                eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
-                return exit::INTERNAL;
-            }
-        }
+    if let Err(code) = outputs.write(&report) {
+        return code;
     }
     if args.update_baseline
         && let Some(path) = &args.baseline
@@ -1027,6 +1087,109 @@ fn scenario(args: &ScenarioArgs) -> i32 {
         };
     }
     report.exit_code()
+}
+
+/// The report files of `mcp-chaos scenario` (`--report-json`, `--junit`, `--sarif`,
+/// `--markdown`).
+#[derive(Debug, Clone)]
+struct SuiteOutputs {
+    report_json: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    sarif: Option<PathBuf>,
+    markdown: Option<PathBuf>,
+    sarif_options: report::sarif::SarifOptions,
+}
+
+impl SuiteOutputs {
+    /// Writes every report asked for; `Err(exit::INTERNAL)` (said on stderr) when one cannot
+    /// be written.
+    fn write(&self, report: &crate::scenario::outcome::SuiteReport) -> Result<(), i32> {
+        type Writer<'a> = &'a dyn Fn(&std::path::Path) -> std::io::Result<()>;
+        let writers: [(&Option<PathBuf>, Writer<'_>); 4] = [
+            (&self.report_json, &|path| {
+                serde_json::to_vec_pretty(report)
+                    .map_err(std::io::Error::other)
+                    .and_then(|bytes| std::fs::write(path, bytes))
+            }),
+            (&self.junit, &|path| {
+                report::junit::write_junit(report, path)
+            }),
+            (&self.sarif, &|path| {
+                report::sarif::write_sarif_with(report, self.sarif_options, path)
+            }),
+            (&self.markdown, &|path| {
+                report::markdown::write_markdown(report, path)
+            }),
+        ];
+        for (path, write) in writers {
+            if let Some(path) = path {
+                if let Some(parent) = path.parent()
+                    && !parent.as_os_str().is_empty()
+                    && let Err(e) = std::fs::create_dir_all(parent)
+                {
+                    eprintln!("mcp-chaos: cannot create {}: {e}", parent.display());
+                    return Err(exit::INTERNAL);
+                }
+                if let Err(e) = write(path) {
+                    eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
+                    return Err(exit::INTERNAL);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// On SIGINT or SIGTERM during `mcp-chaos scenario`: writes the suite's reports with the
+/// scenarios finished so far (`"interrupted": true`, the others in `unfinished`; the baseline
+/// is not updated), kills every server's process tree and exits with 1 (a scenario failed)
+/// or 2 (the suite did not complete).
+fn write_suite_report_on_signal(
+    scenarios: &[crate::scenario::format::Scenario],
+    finished: &std::sync::Arc<std::sync::Mutex<Vec<crate::scenario::outcome::ScenarioReport>>>,
+    ended: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    outputs: SuiteOutputs,
+    shard: Option<(u32, u32)>,
+    baseline: Option<PathBuf>,
+) -> std::io::Result<()> {
+    let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
+    let finished = std::sync::Arc::clone(finished);
+    let ended = std::sync::Arc::clone(ended);
+    let started = std::time::Instant::now();
+    crate::interrupt::on_signal(move |signal| {
+        if ended.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        eprintln!("\nmcp-chaos: {signal}: writing the reports of the scenarios finished so far");
+        let mut done = finished
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_else(|p| p.into_inner().clone());
+        done.sort_by_key(|r| names.iter().position(|n| *n == r.name));
+        let unfinished = names
+            .iter()
+            .filter(|n| !done.iter().any(|r| r.name == **n))
+            .cloned()
+            .collect();
+        let report = crate::scenario::outcome::SuiteReport {
+            mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),
+            shard,
+            baseline,
+            scenarios: done,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            interrupted: true,
+            unfinished,
+        };
+        print!("{}", report::suite::render(&report));
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        let code = match outputs.write(&report) {
+            Ok(()) => report.exit_code(),
+            Err(code) => code,
+        };
+        crate::transport::process::kill_every_group();
+        eprintln!("mcp-chaos: interrupted by {signal}; every server's process tree was killed");
+        std::process::exit(code);
+    })
 }
 
 fn explain(code: Option<&str>) -> i32 {

@@ -28,6 +28,7 @@ pub mod fixture;
 pub mod fuzz;
 pub mod generate;
 pub mod harness;
+pub mod interrupt;
 pub mod oracle;
 pub mod protocol;
 pub mod report;

@@ -218,6 +218,8 @@ fn suite() -> SuiteReport {
         baseline: Some(PathBuf::from("ci/mcp-chaos-baseline.json")),
         scenarios: vec![passing, failing, errored],
         duration_ms: 4650,
+        interrupted: false,
+        unfinished: vec![],
     }
 }
 
@@ -267,6 +269,8 @@ fn sarif_validates_against_the_oasis_schema() {
         baseline: None,
         scenarios: vec![],
         duration_ms: 0,
+        interrupted: false,
+        unfinished: vec![],
     };
     assert_valid(
         &validator,

@@ -1,7 +1,12 @@
-//! The `--report-json` file: `{"mcp_chaos_version", "server": {"command"|"url", "server_info",
-//! "protocol_version"}, "summary": {"exchanges", "tool_calls", "violations", "warnings",
-//! "duration_ms", "restarts"}, "findings": [{"code", "invariant", "severity",
-//! "protocol_version", "tool", "message", "spec", "request", "response", "fault", "probe"}]}`.
+//! The `--report-json` file: `{"mcp_chaos_version", "seed", "server": {"command"|"url",
+//! "server_info", "protocol_version"}, "summary": {"exchanges", "tool_calls", "tools",
+//! "violations", "warnings", "duration_ms", "restarts", "generated"}, "findings": [{"code",
+//! "invariant", "severity", "protocol_version", "tool", "message", "spec", "request",
+//! "response", "fault", "probe", "occurrences"}], "outcome", "interrupted"}`, plus, when the
+//! run did not complete (`outcome` `not-started` or `interrupted`), `"error": {"kind",
+//! "message", "stderr_tail"}` and `"exchanges": [{"probe", "sent", "received", "outcome",
+//! "elapsed_ms"}]` (see [`crate::run::live`]). Written whatever happens: on exit 2 and on
+//! SIGINT/SIGTERM too; [`crate::report::journal`] keeps the findings as they are found.
 
 use std::path::Path;
 

@@ -4,6 +4,7 @@
 //! - [`terminal`]: live progress on a TTY and a summary a person reads in 20 seconds, grouped
 //!   by invariant.
 //! - [`json`]: the `--report-json` file.
+//! - [`journal`]: the findings journal beside it, one JSON line per finding as found.
 //! - [`record`]: `--record DIR`, every frame of the run in its own file.
 //!
 //! Reporters of a scenario suite (`mcp-chaos scenario`), all reading a
@@ -13,6 +14,7 @@
 //! - [`markdown`]: `--markdown`, a summary for a CI job page (GitHub step summary).
 //! - [`suite`]: the terminal progress and summary of `mcp-chaos scenario`.
 
+pub mod journal;
 pub mod json;
 pub mod junit;
 pub mod markdown;

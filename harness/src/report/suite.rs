@@ -157,6 +157,14 @@ pub fn render(report: &SuiteReport) -> String {
         report.scenarios.len(),
         report.duration_ms as f64 / 1000.0
     );
+    if report.interrupted {
+        let _ = writeln!(
+            out,
+            "  INTERRUPTED: {} scenario(s) had not finished: {}",
+            report.unfinished.len(),
+            report.unfinished.join(", ")
+        );
+    }
     let width = report
         .scenarios
         .iter()

@@ -81,7 +81,7 @@ impl Progress {
                 self.line(&format!("the server does not speak {version}; skipped"));
             }
             Event::Restarted { reason } => self.line(&format!("restarting the server: {reason}")),
-            Event::Exchange { .. } | Event::Finding { .. } => {}
+            Event::Exchange { .. } | Event::Finding { .. } | Event::StartFailed { .. } => {}
         }
     }
 
@@ -137,6 +137,18 @@ pub fn render(report: &Report, color: bool) -> String {
         .or(report.server.url.as_ref())
     {
         let _ = writeln!(out, "  server: {cmd}");
+    }
+    if let Some(error) = &report.error {
+        let what = match report.outcome {
+            crate::run::live::RunOutcome::Interrupted => "INTERRUPTED",
+            _ => "DID NOT START",
+        };
+        let _ = writeln!(
+            out,
+            "  {}: {}",
+            s(what.to_owned(), |x| x.red().bold()),
+            error.message.lines().next().unwrap_or_default()
+        );
     }
     let sum = &report.summary;
     let _ = writeln!(
@@ -213,6 +225,14 @@ pub fn render(report: &Report, color: bool) -> String {
             format!(
                 "\nFAIL: {} violation(s), {} warning(s)",
                 sum.violations, sum.warnings
+            ),
+            |x| x.red().bold(),
+        )
+    } else if report.error.is_some() {
+        s(
+            format!(
+                "\nINCOMPLETE: the run did not complete; {} warning(s) so far",
+                sum.warnings
             ),
             |x| x.red().bold(),
         )

@@ -8,6 +8,7 @@ mod chaos;
 pub mod driver;
 pub mod faults;
 pub mod generated;
+pub mod live;
 mod recover;
 pub mod replay;
 
@@ -201,7 +202,8 @@ pub enum Event<'a> {
         /// It.
         exchange: &'a Exchange,
     },
-    /// A finding (each distinct one once).
+    /// A finding (each distinct one once), redacted; its `redact` holds every value to
+    /// redact found so far in the run (secrets, credentials a finding uncovered).
     Finding {
         /// It.
         finding: &'a Finding,
@@ -229,6 +231,12 @@ pub enum Event<'a> {
     Restarted {
         /// Why.
         reason: &'a str,
+    },
+    /// A start of the server failed (it did not answer the handshake usably); its output
+    /// tail, for the report of a run that could not start.
+    StartFailed {
+        /// The end of the server's stderr (and stdout when not read as protocol).
+        stderr_tail: &'a str,
     },
 }
 
@@ -318,6 +326,19 @@ pub struct Report {
     /// With `--protocol-version all`: the summary of each version's campaign.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<VersionSummary>,
+    /// How the run ended: `completed`, `not-started` (exit 2) or `interrupted` (SIGINT or
+    /// SIGTERM: the findings are those found until then).
+    pub outcome: live::RunOutcome,
+    /// Whether SIGINT or SIGTERM stopped the run before it completed (`outcome` is then
+    /// `interrupted`).
+    pub interrupted: bool,
+    /// Why the run did not complete, when it did not: `{"kind", "message", "stderr_tail"}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<live::ErrorReport>,
+    /// When the run did not complete: the last exchanges (at most 8), as excerpts
+    /// `{"probe", "sent", "received", "outcome", "elapsed_ms"}`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exchanges: Vec<live::ExchangeExcerpt>,
 }
 
 /// One version's campaign in a `--protocol-version all` run.
@@ -355,6 +376,10 @@ impl Report {
             summary: Summary::default(),
             findings: Vec::new(),
             versions: Vec::new(),
+            outcome: live::RunOutcome::Completed,
+            interrupted: false,
+            error: None,
+            exchanges: Vec::new(),
         }
     }
 
@@ -1254,6 +1279,15 @@ impl Campaign<'_> {
         match session.initialize().await {
             Ok((exchanges, negotiated)) => Ok((session, negotiated, exchanges)),
             Err(e) => {
+                // Counted and reported (not judged): the report of a run that cannot start
+                // quotes them, with the server's output.
+                for ex in session.take_failed_handshake() {
+                    self.count(&ex);
+                }
+                let stderr_tail = session.stderr_tail();
+                (self.on_event)(&Event::StartFailed {
+                    stderr_tail: &stderr_tail,
+                });
                 session.shutdown().await;
                 Err(e.into())
             }
@@ -1314,7 +1348,12 @@ impl Campaign<'_> {
                 std::collections::hash_map::Entry::Vacant(slot) => {
                     slot.insert(self.findings.len());
                     self.hits.push(self.findings.len());
-                    (self.on_event)(&Event::Finding { finding: &f });
+                    // Listeners (the findings journal, a partial report) get it redacted
+                    // with what is known now, and in its `redact` everything to redact so
+                    // far; `finish` redacts again with the whole run's.
+                    let mut shown = redacted(&f, &self.redact);
+                    shown.redact.clone_from(&self.redact);
+                    (self.on_event)(&Event::Finding { finding: &shown });
                     self.findings.push(f);
                 }
             }
@@ -1474,12 +1513,7 @@ impl Campaign<'_> {
         self.report_wedge();
         let secrets = std::mem::take(&mut self.redact);
         for f in &mut self.findings {
-            f.message = oracle::leaks::redact(&f.message, &secrets);
-            for field in [&mut f.request, &mut f.response] {
-                if let Some(text) = field.as_mut() {
-                    *text = oracle::leaks::redact(text, &secrets);
-                }
-            }
+            *f = redacted(f, &secrets);
         }
         self.summary.duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(0);
         self.summary.violations = self
@@ -1507,6 +1541,22 @@ impl Campaign<'_> {
             summary: self.summary,
             findings: self.findings,
             versions: Vec::new(),
+            outcome: live::RunOutcome::Completed,
+            interrupted: false,
+            error: None,
+            exchanges: Vec::new(),
         }
     }
+}
+
+/// `f` with `secrets` redacted from its message, request and response.
+fn redacted(f: &Finding, secrets: &[String]) -> Finding {
+    let mut f = f.clone();
+    f.message = oracle::leaks::redact(&f.message, secrets);
+    for field in [&mut f.request, &mut f.response] {
+        if let Some(text) = field.as_mut() {
+            *text = oracle::leaks::redact(text, secrets);
+        }
+    }
+    f
 }

@@ -29,17 +29,30 @@ pub struct SuiteReport {
     pub scenarios: Vec<ScenarioReport>,
     /// Wall time of the whole run, in ms.
     pub duration_ms: u64,
+    /// Whether SIGINT or SIGTERM stopped the suite: `scenarios` then holds the scenarios that
+    /// had finished, and `unfinished` the others.
+    pub interrupted: bool,
+    /// With `interrupted`: the scenarios that had not finished (they are not reported).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unfinished: Vec<String>,
 }
 
 impl SuiteReport {
     /// The exit code CI reads: 2 when any scenario could not be carried out (its server did
-    /// not start, its sandbox could not be made), else 1 when any scenario failed, else 0.
+    /// not start, its sandbox could not be made), else 1 when any scenario failed, else 0;
+    /// an interrupted suite that had found no failure did not complete: 2.
     pub fn exit_code(&self) -> i32 {
-        self.scenarios
+        let code = self
+            .scenarios
             .iter()
             .map(|s| s.status.exit_code())
             .max()
-            .unwrap_or(0)
+            .unwrap_or(0);
+        if self.interrupted && code == 0 {
+            2
+        } else {
+            code
+        }
     }
 }
 

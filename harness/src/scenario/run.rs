@@ -111,6 +111,8 @@ pub async fn run_suite(
         baseline: options.baseline_path.clone(),
         scenarios: reports.into_iter().flatten().collect(),
         duration_ms: millis(started.elapsed()),
+        interrupted: false,
+        unfinished: Vec::new(),
     }
 }
 

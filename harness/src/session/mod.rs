@@ -134,6 +134,8 @@ pub struct Session {
     /// Whether the server closed its stdout (stdio): remembered, so that every later
     /// exchange ends as [`Outcome::Gone`] at once instead of waiting out its deadline.
     stdout_closed: bool,
+    /// The exchanges of the last handshake that failed (see [`Session::take_failed_handshake`]).
+    failed_handshake: Vec<Exchange>,
 }
 
 impl Session {
@@ -147,6 +149,7 @@ impl Session {
             stale: std::collections::HashMap::new(),
             wait_cap: None,
             stdout_closed: false,
+            failed_handshake: Vec::new(),
         }
     }
 
@@ -797,19 +800,38 @@ impl Session {
             // The stateless headers go out with server/discover itself.
             self.transport.set_protocol_version(requested);
             let ex = self.discover().await;
-            let negotiated = read_discover(&ex, requested, self.stderr_tail())?;
+            let negotiated = match read_discover(&ex, requested, self.stderr_tail()) {
+                Ok(negotiated) => negotiated,
+                Err(e) => {
+                    self.failed_handshake.push(ex);
+                    return Err(e);
+                }
+            };
             self.negotiated = Some(negotiated.clone());
             self.transport.set_protocol_version(negotiated.version);
             return Ok((vec![ex], negotiated));
         }
         let ex = self.initialize_with(requested.as_str()).await;
-        let negotiated = read_initialize(&ex, requested, self.stderr_tail())?;
+        let negotiated = match read_initialize(&ex, requested, self.stderr_tail()) {
+            Ok(negotiated) => negotiated,
+            Err(e) => {
+                self.failed_handshake.push(ex);
+                return Err(e);
+            }
+        };
         self.negotiated = Some(negotiated.clone());
         self.transport.set_protocol_version(negotiated.version);
         let initialized = self
             .notify(Probe::Initialized, "notifications/initialized", None)
             .await;
         Ok((vec![ex, initialized], negotiated))
+    }
+
+    /// The exchanges of the handshake (`initialize` or `server/discover`) whose failure
+    /// [`Session::initialize`] returned, for the report of a run that could not start; empty
+    /// after a successful handshake.
+    pub fn take_failed_handshake(&mut self) -> Vec<Exchange> {
+        std::mem::take(&mut self.failed_handshake)
     }
 
     /// Sends `server/discover` (2026-07-28) with the stateless `_meta` fields of the requested

@@ -24,6 +24,40 @@ use super::{ExitKind, ShutdownOutcome, StartError, StdioConfig, TransportEvent};
 /// The variables a clean environment keeps from mcp-chaos's own.
 pub const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ"];
 
+/// The process groups of the server processes alive now (their leaders' pids), for
+/// [`kill_every_group`]; `closed` once it ran.
+static GROUPS: Mutex<Groups> = Mutex::new(Groups {
+    closed: false,
+    pgids: Vec::new(),
+});
+
+struct Groups {
+    closed: bool,
+    pgids: Vec<i32>,
+}
+
+fn groups() -> std::sync::MutexGuard<'static, Groups> {
+    GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// SIGKILLs the process group of every server process alive now, from any thread, without
+/// the async runtime: what an interrupted run (SIGINT, SIGTERM) does before it exits, while
+/// its main task may be busy. A server spawned after it (a restart racing the exit) is
+/// killed as soon as it is spawned. Returns how many groups were signalled.
+pub fn kill_every_group() -> usize {
+    let mut g = groups();
+    g.closed = true;
+    let pgids = std::mem::take(&mut g.pgids);
+    for pgid in &pgids {
+        if *pgid > 1 {
+            let _ = killpg(Pid::from_raw(*pgid), Signal::SIGKILL);
+        }
+    }
+    pgids.len()
+}
+
 /// A running server process (the leader of its own process group). Dropping it kills the
 /// group.
 #[derive(Debug)]
@@ -86,6 +120,14 @@ impl ServerProcess {
         })?;
         let pid = child.id().and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
         let pgid = Pid::from_raw(pid);
+        {
+            let mut g = groups();
+            if g.closed && pid > 1 {
+                let _ = killpg(pgid, Signal::SIGKILL);
+            } else {
+                g.pgids.push(pid);
+            }
+        }
         let stdin = child.stdin().take();
         let stdout = child.stdout().take();
         let stderr_pipe = child.stderr().take();
@@ -158,6 +200,12 @@ impl ServerProcess {
         }
     }
 
+    /// Removes the group from the ones [`kill_every_group`] kills (it has been killed).
+    fn forget(&self) {
+        let pgid = self.pgid.as_raw();
+        groups().pgids.retain(|g| *g != pgid);
+    }
+
     /// Sends `signal` to the whole process group (ignoring a group that is already gone).
     pub fn signal_group(&self, signal: Signal) {
         if self.pgid.as_raw() > 1 {
@@ -184,6 +232,7 @@ impl ServerProcess {
             }
         };
         self.signal_group(Signal::SIGKILL);
+        self.forget();
         self.finished = true;
         for task in &self.tasks {
             task.abort();
@@ -196,6 +245,7 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         if !self.finished {
             self.signal_group(Signal::SIGKILL);
+            self.forget();
             for task in &self.tasks {
                 task.abort();
             }

@@ -8,6 +8,7 @@ mod generated;
 mod hostile;
 mod http;
 mod invariants;
+mod report;
 
 /// Every flaw the fixture can plant has an end-to-end case, in one of the modules, that
 /// proves mcp-chaos catches it as its declared invariant.

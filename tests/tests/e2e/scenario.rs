@@ -545,3 +545,88 @@ fn the_sarif_of_a_run_validates_against_sarif_2_1_0() {
         "{results:#?}"
     );
 }
+
+/// SIGTERM mid-suite: the reports asked for are written with the scenarios finished so far
+/// (`interrupted`, the others in `unfinished`), the stuck scenario's server is killed, the
+/// baseline is left alone, and the exit code is 2 (nothing failed, the suite did not
+/// complete), never a signal.
+#[test]
+fn sigterm_writes_the_suite_report_of_the_scenarios_finished() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let marker = format!("scenario-sigterm-{}", std::process::id());
+    std::fs::write(
+        dir.path().join("a-quick.toml"),
+        small_fixture_scenario("quick", &[]),
+    )
+    .expect("written");
+    // Reads its input and never answers initialize: still starting when the signal comes.
+    std::fs::write(
+        dir.path().join("b-stuck.toml"),
+        format!(
+            "name = \"stuck\"\ntimeout_ms = 60000\n\n[server]\nstdio = [\"sh\", \"-c\", \"cat > /dev/null; : {marker}\"]\n\n[[step]]\nprobes = true\n"
+        ),
+    )
+    .expect("written");
+    let baseline = dir.path().join("baseline.toml");
+    let report = dir.path().join("out/report.json");
+    let stderr = dir.path().join("stderr");
+    let mut child = Command::new(mcp_chaos())
+        .args(["scenario", "-j", "2"])
+        .arg(dir.path().join("a-quick.toml"))
+        .arg(dir.path().join("b-stuck.toml"))
+        .arg("--baseline")
+        .arg(&baseline)
+        .arg("--update-baseline")
+        .arg("--report-json")
+        .arg(&report)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr).expect("the stderr file"))
+        .spawn()
+        .expect("mcp-chaos starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(&stderr)
+        .unwrap_or_default()
+        .contains("PASS quick")
+    {
+        assert!(std::time::Instant::now() < deadline, "quick never passed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        mcp_chaos_tests::process_running(&marker),
+        "the stuck server runs"
+    );
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    let status = child.wait().expect("mcp-chaos exits");
+    let err = std::fs::read_to_string(&stderr).unwrap_or_default();
+    assert_eq!(status.code(), Some(2), "{err}");
+    let suite: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("a suite report"))
+            .expect("JSON");
+    assert_eq!(suite["interrupted"], true, "{suite:#}");
+    assert_eq!(
+        suite["unfinished"],
+        serde_json::json!(["stuck"]),
+        "{suite:#}"
+    );
+    let names: Vec<&str> = suite["scenarios"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|s| s["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["quick"], "{suite:#}");
+    assert!(
+        !baseline.exists(),
+        "an interrupted suite must not write the baseline"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while mcp_chaos_tests::process_running(&marker) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        !mcp_chaos_tests::process_running(&marker),
+        "the stuck server outlived the suite"
+    );
+}

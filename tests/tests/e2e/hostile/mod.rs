@@ -83,7 +83,7 @@ rows! {
     #[ignore = "issue 12: peak RSS 330 MiB, 233 s, no flood finding"]
     notification_flood_threaded: Stdio("notification_flood.py --threaded"), 120 s,
         [Pending("notification flood (log messages SHOULD be rate-limited)")];
-    #[ignore = "issue 12: exit 2 without a report; peak RSS 285-529 MiB"]
+    #[ignore = "issue 12: the report is written now (exit 2); peak RSS 612-822 MiB, 26 s (2026-12-01; main: 544 MiB-1.2 GiB)"]
     random_bytes: Stdio("random_bytes.py"), 120 s, [Exit(2)];
     #[ignore = "issue 12: peak RSS 1.2-1.9 GiB, 465 s"]
     random_bytes_after_init: Stdio("random_bytes.py --after-init"), 120 s,
@@ -154,27 +154,23 @@ rows! {
     redirect_307: HttpNetns("http_redirect.py"), 120 s,
         [Check("the redirect off loopback is not followed", redirect_not_followed),
          Pending("a redirect finding")];
-    #[ignore = "issue 12: exit 2 without a report"]
     never_initialize: Stdio("never_initialize.py"), 120 s, [Exit(2)];
-    #[ignore = "issue 12: exit 2 without a report"]
     slowloris_before_initialize: Http("http_wedge.py --mode slowloris --before-init"), 120 s,
         [Exit(2)];
-    #[ignore = "issue 12: exit 2 without a report"]
     bad_session_id: Http("http_bad_session.py --id control"), 120 s, [Exit(2)];
-    #[ignore = "issue 12: exit 130 without a report"]
     sigterm_mid_campaign: Fixture("--flaw=wrong-error-codes"), 120 s,
-        [Finding("wrong-error-code"), Pending("the report is marked interrupted")],
+        [Finding("wrong-error-code"), Exit(1),
+         Check("the report is marked interrupted", marked_interrupted)],
         sigterm after "add: ";
-    #[ignore = "issue 12: SIGTERM not acted on (killed 593 s after it), no report"]
     sigterm_during_generation: Stdio("schema_bomb.py --only required"), 120 s,
-        [Check("exits within 5 s of SIGTERM", quick_after_sigterm)],
+        [Check("exits within 5 s of SIGTERM", quick_after_sigterm),
+         Check("the report is marked interrupted", marked_interrupted)],
         sigterm after "probes planned" + 5 s;
 
     // Regression rows: handled well when issue 12 was filed.
     grandchildren: Stdio("grandchildren.py"), 120 s, [Exit(0)];
     ignores_sigterm: Stdio("ignores_sigterm.py"), 120 s, [Exit(0)];
     stderr_flood: Stdio("stderr_flood.py"), 120 s, [Exit(0)];
-    #[ignore = "issue 12: exit 2 without a report"]
     closes_stdout: Stdio("closes_stdout.py"), 120 s, [Exit(2)];
     giant_line: Stdio("giant_line.py"), 120 s, [Finding("oversize-frame")];
     endless_pagination: Stdio("endless_pagination.py"), 180 s, [];
@@ -290,6 +286,27 @@ fn quick_after_sigterm(o: &Outcome) -> Result<(), String> {
             Err(format!("exited {:.1} s after SIGTERM", d.as_secs_f64()))
         }
         Some(_) => Ok(()),
+    }
+}
+
+/// The report says the run was interrupted: `"interrupted": true`, `"outcome": "interrupted"`
+/// and an `error` of kind `interrupted` naming the signal.
+fn marked_interrupted(o: &Outcome) -> Result<(), String> {
+    let report = o.report.as_ref().map_err(Clone::clone)?;
+    let error = &report["error"];
+    if report["interrupted"] == true
+        && report["outcome"] == "interrupted"
+        && error["kind"] == "interrupted"
+        && error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("SIGTERM"))
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "interrupted: {}, outcome: {}, error: {error}",
+            report["interrupted"], report["outcome"]
+        ))
     }
 }
 

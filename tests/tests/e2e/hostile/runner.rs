@@ -531,8 +531,6 @@ pub fn failures(row: &Row, outcome: &Outcome) -> Vec<String> {
     }
     match (outcome.code, outcome.signal) {
         (Some(0..=2), _) => {}
-        // An interrupted run may have an exit code of its own (130); a signal is still wrong.
-        (Some(_), _) if row.sigterm.is_some() => {}
         (Some(c), _) => out.push(format!("exit code {c}; 0, 1 or 2 expected")),
         (None, s) => out.push(format!("ended by signal {s:?}, not an exit code")),
     }
