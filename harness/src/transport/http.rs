@@ -69,6 +69,9 @@ pub struct HttpInfo {
     pub content_type: Option<String>,
     /// The `Mcp-Session-Id` of the response.
     pub session_id: Option<String>,
+    /// The `Location` of a redirect (3xx) response. Redirects are never followed: an MCP
+    /// endpoint answers at its own URL, and following could take mcp-chaos off loopback.
+    pub location: Option<String>,
     /// Body size in bytes.
     pub body_bytes: usize,
     /// SSE events dispatched (for an event-stream body).
@@ -155,14 +158,16 @@ impl HttpTransport {
         if let Some(process) = &process {
             wait_for_port(process, &host, port, config.start_timeout).await?;
         }
-        let client =
-            reqwest::Client::builder()
-                .no_proxy()
-                .build()
-                .map_err(|e| StartError::BadUrl {
-                    url: config.url.clone(),
-                    reason: e.to_string(),
-                })?;
+        // Redirects are not followed (reqwest follows up to 10 by default, to any host): a 3xx
+        // comes back as the response, with its Location recorded, and the oracle reports it.
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| StartError::BadUrl {
+                url: config.url.clone(),
+                reason: e.to_string(),
+            })?;
         Ok(HttpTransport {
             client,
             url,
@@ -331,6 +336,10 @@ impl HttpTransport {
                         info.content_type = response
                             .headers()
                             .get("content-type")
+                            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+                        info.location = response
+                            .headers()
+                            .get("location")
                             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
                     }
                     Err(e) => info.error = Some(error_text(&e)),
@@ -551,6 +560,7 @@ async fn run_request(
             };
             info.content_type = header("content-type");
             info.session_id = header("mcp-session-id");
+            info.location = header("location");
             if let Some(id) = &info.session_id {
                 let mut state = state
                     .lock()
@@ -662,6 +672,7 @@ fn blank_info(post: u64, method: &str) -> HttpInfo {
         status: None,
         content_type: None,
         session_id: None,
+        location: None,
         body_bytes: 0,
         sse_events: 0,
         sse_priming: false,

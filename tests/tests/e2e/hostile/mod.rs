@@ -150,10 +150,10 @@ rows! {
         [Finding("server-wedged"), Check(WEDGE_WALL, within_wedge_wall)];
     wedge_http_slowloris: Http("http_wedge.py --mode slowloris"), 120 s,
         [Finding("server-wedged"), Check(WEDGE_WALL, within_wedge_wall)];
-    #[ignore = "issue 12: follows the redirect off loopback (the canary sees the POST), exit 2 without a report"]
+    #[ignore = "issue 12: exit 2 without a report (the redirect is no longer followed)"]
     redirect_307: HttpNetns("http_redirect.py"), 120 s,
         [Check("the redirect off loopback is not followed", redirect_not_followed),
-         Pending("a redirect finding")];
+         Finding("http-status")];
     #[ignore = "issue 12: exit 2 without a report"]
     never_initialize: Stdio("never_initialize.py"), 120 s, [Exit(2)];
     #[ignore = "issue 12: exit 2 without a report"]
