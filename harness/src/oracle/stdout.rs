@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{Context, finding};
 use crate::finding::{Finding, OVERSIZE_FRAME, STDOUT_NOT_PROTOCOL, Severity};
 use crate::session::{Exchange, ReceivedItem};
-use crate::transport::Frame;
+use crate::transport::{Frame, Oversized};
 use crate::wire::WireError;
 
 /// The JSON-RPC members; an object with none of them is not an attempt at a message.
@@ -32,7 +32,8 @@ pub fn is_noise(frame: &Frame, error: &WireError) -> bool {
 /// Judges every frame of `ex`, including leftovers that arrived before the send. Only stdio has
 /// a stdout; over HTTP a body that is not a message is judged by `malformed-response`.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
-    let mut findings = Vec::new();
+    // Oversize is judged on every transport (stdout lines, HTTP bodies, SSE events).
+    let mut findings = oversize(ctx, ex);
     if ex.http().is_some() {
         return findings;
     }
@@ -44,20 +45,40 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         .iter()
         .filter(|(_, e)| matches!(e, WireError::Empty))
         .count();
+    // Noise beyond the transport's sample was counted, not kept.
+    let (counted, counted_bytes) = ex.received.iter().fold((0, 0), |(l, b), r| match r.item {
+        ReceivedItem::Noise { lines, bytes } => (l + lines, b + bytes),
+        _ => (l, b),
+    });
+    let counted_note = if counted > 0 {
+        format!(" ({counted} of them, {counted_bytes} bytes, counted and discarded unread)")
+    } else {
+        String::new()
+    };
     if let Some((first, error)) = noise.iter().find(|(_, e)| !matches!(e, WireError::Empty)) {
-        let count = noise.len() - blank;
+        let count = noise.len() - blank + counted;
         let mut f = finding(
             &STDOUT_NOT_PROTOCOL,
             Severity::Violation,
             ctx,
             ex,
             format!(
-                "{count} line(s) on stdout are not MCP messages; the first is {} ({error})",
+                "{count} line(s) on stdout are not MCP messages{counted_note}; the first is {} ({error})",
                 quote(first)
             ),
         );
         f.response = Some(super::safe_excerpt(&first.raw));
         findings.push(f);
+    } else if counted > 0 {
+        findings.push(finding(
+            &STDOUT_NOT_PROTOCOL,
+            Severity::Violation,
+            ctx,
+            ex,
+            format!(
+                "{counted} more line(s) on stdout ({counted_bytes} bytes) are not MCP messages (a run of noise, counted and discarded unread)"
+            ),
+        ));
     } else if blank > 0 {
         findings.push(finding(
             &STDOUT_NOT_PROTOCOL,
@@ -67,14 +88,28 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             format!("{blank} blank line(s) on stdout, which are not MCP messages"),
         ));
     }
+    findings
+}
+
+/// One `oversize-frame` finding per frame that passed the size limit.
+fn oversize(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
+    let mut findings = Vec::new();
     for item in &ex.received {
-        if let ReceivedItem::Oversize { len, head } = &item.item {
+        if let ReceivedItem::Oversize { len, head, what } = &item.item {
+            let cut = match what {
+                Oversized::Line => "the rest of the line was discarded unread",
+                Oversized::Body | Oversized::SseEvent | Oversized::SseStream => {
+                    "the response was cut there"
+                }
+            };
             let mut f = finding(
                 &OVERSIZE_FRAME,
                 Severity::Violation,
                 ctx,
                 ex,
-                format!("a frame of {len} bytes exceeded the frame size limit and was discarded"),
+                format!(
+                    "{what} passed the frame size limit (--max-frame-bytes) at {len} bytes; {cut}"
+                ),
             );
             f.response = Some(super::safe_excerpt(head));
             findings.push(f);

@@ -685,8 +685,11 @@ impl Session {
                 }
                 Some(ReceivedItem::Frame(frame))
             }
-            TransportEvent::Oversize { len, head, .. } => {
-                Some(ReceivedItem::Oversize { len, head })
+            TransportEvent::Oversize {
+                len, head, what, ..
+            } => Some(ReceivedItem::Oversize { len, head, what }),
+            TransportEvent::Noise { lines, bytes, .. } => {
+                Some(ReceivedItem::Noise { lines, bytes })
             }
             TransportEvent::Closed { .. } => {
                 self.stdout_closed = true;
