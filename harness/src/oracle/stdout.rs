@@ -22,6 +22,7 @@ pub fn is_noise(frame: &Frame, error: &WireError) -> bool {
         | WireError::NotUtf8 { .. }
         | WireError::NotJson { .. }
         | WireError::NotAnObject { .. } => true,
+        WireError::TooDeep { .. } => false,
         _ => match serde_json::from_slice::<Value>(&frame.raw) {
             Ok(Value::Object(map)) => !ENVELOPE_MEMBERS.iter().any(|m| map.contains_key(*m)),
             _ => false,

@@ -107,7 +107,6 @@ rows! {
     #[ignore = "issue 12: 574 s"]
     schema_5000_tools: Stdio("schema_bomb.py --only many-tools"), 180 s,
         [Pending("a budget on the number of tools generated for")];
-    #[ignore = "issue 12: false stdout-not-protocol and no-response, no tool tested"]
     deep_nesting: Stdio("deep_nesting.py"), 120 s,
         [NoFinding("stdout-not-protocol"), NoFinding("no-response"),
          Check("the plain tools are tested", plain_tools_tested)];
