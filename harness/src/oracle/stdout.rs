@@ -122,3 +122,110 @@ fn oversize(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
 fn quote(frame: &Frame) -> String {
     format!("{:?}", super::leaks::scrub(&frame.excerpt(80)))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::oracle::judge;
+    use crate::protocol::ProtocolVersion;
+    use crate::session::{Expect, Outcome, Probe, Received};
+    use crate::transport::Oversized;
+    use crate::wire::RequestId;
+
+    fn ping_with(items: Vec<ReceivedItem>) -> Exchange {
+        Exchange {
+            probe: Probe::Liveness,
+            sent: br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec(),
+            expect: Expect::Response {
+                id: RequestId::from(1),
+                or_null: false,
+                fence: false,
+            },
+            received: items
+                .into_iter()
+                .map(|item| Received { at_ms: 1, item })
+                .collect(),
+            preceding: 0,
+            outcome: Outcome::NoAnswer,
+            elapsed: Duration::from_millis(1),
+            timeout_ms: 1000,
+            fault: None,
+        }
+    }
+
+    fn judged(ex: &Exchange) -> Vec<(String, Severity, String)> {
+        judge(&Context::bare(ProtocolVersion::V2025_11_25), ex)
+            .into_iter()
+            .map(|f| (f.invariant, f.severity, f.message))
+            .collect()
+    }
+
+    #[test]
+    fn counted_noise_is_stdout_not_protocol_with_its_count() {
+        let ex = ping_with(vec![
+            ReceivedItem::Frame(Frame::new(b"\x01garbage".to_vec())),
+            ReceivedItem::Noise {
+                lines: 500,
+                bytes: 40_000,
+            },
+        ]);
+        let found = judged(&ex);
+        let f = found
+            .iter()
+            .find(|f| f.0 == "stdout-not-protocol")
+            .expect("a stdout-not-protocol finding");
+        assert!(
+            f.2.starts_with("501 line(s)") && f.2.contains("40000 bytes"),
+            "{}",
+            f.2
+        );
+        // Only counted noise (the sample went to an earlier exchange) is still reported.
+        let ex = ping_with(vec![ReceivedItem::Noise {
+            lines: 7,
+            bytes: 70,
+        }]);
+        assert!(
+            judged(&ex)
+                .iter()
+                .any(|f| f.0 == "stdout-not-protocol" && f.2.contains("7 more"))
+        );
+        // A clean exchange has none.
+        let ok = Frame::new(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec());
+        let mut ex = ping_with(vec![ReceivedItem::Frame(ok)]);
+        ex.outcome = Outcome::Answered { index: 0 };
+        assert!(judged(&ex).is_empty(), "{:?}", judged(&ex));
+    }
+
+    #[test]
+    fn oversize_says_what_grew_and_that_it_was_cut() {
+        let ex = ping_with(vec![ReceivedItem::Oversize {
+            len: 17_000_000,
+            head: b"{\"jsonrpc\"".to_vec(),
+            what: Oversized::SseStream,
+        }]);
+        let found = judged(&ex);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "oversize-frame");
+        assert!(found[0].2.contains("SSE response stream") && found[0].2.contains("cut"));
+    }
+
+    #[test]
+    fn too_deep_json_is_a_warning_not_noise_nor_no_response() {
+        let deep = format!("{}{}", "[".repeat(2000), "]".repeat(2000));
+        let mut ex = ping_with(vec![ReceivedItem::Frame(Frame::new(deep.into_bytes()))]);
+        ex.probe = Probe::ToolsList;
+        let found = judged(&ex);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].0.as_str(), found[0].1),
+            ("malformed-response", Severity::Warning)
+        );
+        assert!(
+            found[0].2.contains("too deep for mcp-chaos"),
+            "{}",
+            found[0].2
+        );
+    }
+}
