@@ -314,7 +314,9 @@ struct CommonArgs {
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
     timeout_ms: u64,
 
-    /// Largest frame accepted from the server, in bytes; a larger one is a finding.
+    /// Largest frame accepted from the server, in bytes: a stdout line, an HTTP body, one SSE
+    /// event and one SSE response stream in total. Judged as bytes arrive; a larger one is cut
+    /// and reported (oversize-frame).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES)]
     max_frame_bytes: usize,
 

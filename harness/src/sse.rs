@@ -129,6 +129,12 @@ impl Reader {
         self.events
     }
 
+    /// Bytes held for the event in progress (its unterminated line, its data and its type so
+    /// far): what a caller bounds to keep one event from growing without limit.
+    pub fn buffered(&self) -> usize {
+        self.pending.len() + self.data.as_ref().map_or(0, String::len) + self.event.len()
+    }
+
     fn line(&mut self, raw: &[u8]) -> Option<Event> {
         let mut raw = raw;
         if !self.started {
@@ -253,6 +259,20 @@ mod tests {
         let (events, _) = read(&[b"data: {\"a\":\r", b"", b"\ndata: 1}\r", b"", b"\n\r\n"]);
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].data, "{\"a\":\n1}");
+    }
+
+    #[test]
+    fn buffered_counts_the_event_in_progress() {
+        let mut r = Reader::new();
+        assert!(r.push(b"event: message\ndata: 12345").is_empty());
+        assert_eq!(r.buffered(), "message".len() + "data: 12345".len());
+        assert!(r.push(b"\ndata: 678").is_empty());
+        assert_eq!(
+            r.buffered(),
+            "12345".len() + "data: 678".len() + "message".len()
+        );
+        assert_eq!(r.push(b"\n\n").len(), 1);
+        assert_eq!(r.buffered(), 0);
     }
 
     #[test]

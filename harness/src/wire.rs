@@ -203,6 +203,13 @@ pub enum WireError {
         /// The parser's description.
         reason: String,
     },
+    /// Valid JSON nested deeper than mcp-chaos reads ([`MAX_DEPTH`] arrays and objects). The
+    /// spec sets no depth limit, so this is a limit of mcp-chaos, not a protocol error.
+    TooDeep {
+        /// How deep the JSON nests (arrays and objects), at least: the scan stops one level
+        /// past [`MAX_DEPTH`].
+        depth: usize,
+    },
     /// The JSON is neither an object nor an array (JSON-RPC 2.0 §4, §6).
     NotAnObject {
         /// What was found instead.
@@ -270,6 +277,7 @@ impl WireError {
             WireError::Empty => "empty",
             WireError::NotUtf8 { .. } => "not-utf8",
             WireError::NotJson { .. } => "not-json",
+            WireError::TooDeep { .. } => "too-deep",
             WireError::NotAnObject { .. } => "not-an-object",
             WireError::EmptyBatch => "empty-batch",
             WireError::MissingJsonrpc => "missing-jsonrpc",
@@ -311,6 +319,10 @@ impl fmt::Display for WireError {
                 column,
                 reason,
             } => write!(f, "not JSON: {reason} at line {line} column {column}"),
+            WireError::TooDeep { depth } => write!(
+                f,
+                "too deep for mcp-chaos: the JSON nests at least {depth} levels of arrays and objects, and mcp-chaos reads at most {MAX_DEPTH} (the spec sets no limit; this is mcp-chaos's, not a protocol error)"
+            ),
             WireError::NotAnObject { found } => {
                 write!(
                     f,
@@ -572,12 +584,97 @@ pub fn parse(frame: &[u8]) -> Result<Message, WireError> {
     if text.trim_ascii().is_empty() {
         return Err(WireError::Empty);
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| WireError::NotJson {
-        line: e.line(),
-        column: e.column(),
-        reason: json_reason(&e),
-    })?;
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        // serde_json stops at 128 levels; deeper valid JSON is read up to MAX_DEPTH.
+        Err(e) if is_recursion_limit(&e) => parse_deep(text)?,
+        Err(e) => {
+            return Err(WireError::NotJson {
+                line: e.line(),
+                column: e.column(),
+                reason: json_reason(&e),
+            });
+        }
+    };
     classify(value)
+}
+
+/// The deepest nesting of arrays and objects [`parse`] reads. serde_json's default limit is
+/// 128; MCP sets no limit, and a `tools/list` with a deep `inputSchema` is valid, so frames
+/// up to this depth are read (with serde_json's limit lifted, on a thread with a stack large
+/// enough for it); deeper ones are [`WireError::TooDeep`].
+pub const MAX_DEPTH: usize = 512;
+
+/// Stack for parsing a frame deeper than serde_json's limit, in bytes (serde_json's
+/// deserializer recurses once per level; debug builds use a few KiB per level).
+const DEEP_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+fn is_recursion_limit(e: &serde_json::Error) -> bool {
+    e.is_syntax() && json_reason(e) == "recursion limit exceeded"
+}
+
+/// How deep `text` nests arrays and objects (outside strings), stopping once past `limit`.
+pub fn json_depth(text: &[u8], limit: usize) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in text {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+                if deepest > limit {
+                    return deepest;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// Parses JSON deeper than serde_json's default limit: [`WireError::TooDeep`] past
+/// [`MAX_DEPTH`], else parsed with the limit lifted on a thread with [`DEEP_STACK_BYTES`].
+fn parse_deep(text: &str) -> Result<Value, WireError> {
+    let depth = json_depth(text.as_bytes(), MAX_DEPTH);
+    if depth > MAX_DEPTH {
+        return Err(WireError::TooDeep { depth });
+    }
+    let parse = || {
+        let mut de = serde_json::Deserializer::from_str(text);
+        de.disable_recursion_limit();
+        let value = <Value as serde::Deserialize>::deserialize(&mut de)?;
+        de.end()?;
+        Ok::<Value, serde_json::Error>(value)
+    };
+    let parsed = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("mcp-chaos-deep-json".into())
+            .stack_size(DEEP_STACK_BYTES)
+            .spawn_scoped(scope, parse)
+            .ok()
+            .and_then(|t| t.join().ok())
+    });
+    match parsed {
+        Some(Ok(value)) => Ok(value),
+        Some(Err(e)) => Err(WireError::NotJson {
+            line: e.line(),
+            column: e.column(),
+            reason: json_reason(&e),
+        }),
+        // No thread could be started: report the depth rather than risk the stack.
+        None => Err(WireError::TooDeep { depth }),
+    }
 }
 
 /// The parser's description without serde_json's trailing position, which [`WireError::NotJson`]
@@ -1028,7 +1125,41 @@ mod tests {
             WireError::NotJson { .. }
         ));
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        assert!(matches!(err(&deep), WireError::NotJson { .. }));
+        assert_eq!(
+            err(&deep),
+            WireError::TooDeep {
+                depth: MAX_DEPTH + 1
+            }
+        );
+        assert!(err(&deep).to_string().contains("too deep for mcp-chaos"));
+        // Deep but broken JSON is still not JSON.
+        let broken = format!("{}{}", "[".repeat(300), "]".repeat(299));
+        assert!(matches!(err(&broken), WireError::NotJson { .. }));
+    }
+
+    #[test]
+    fn json_deeper_than_serde_jsons_limit_is_read_up_to_max_depth() {
+        fn nested(levels: usize) -> String {
+            let mut inner = r#"{"type":"object"}"#.to_owned();
+            for _ in 1..levels {
+                inner = format!(r#"{{"p":{inner},"s":"[{{\"]}}"}}"#);
+            }
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{inner}}}"#)
+        }
+        for levels in [100, 200, MAX_DEPTH - 1] {
+            let frame = nested(levels);
+            assert_eq!(json_depth(frame.as_bytes(), usize::MAX), levels + 1);
+            assert!(
+                matches!(parse(frame.as_bytes()), Ok(Message::Response(_))),
+                "{levels}"
+            );
+        }
+        assert_eq!(
+            err(&nested(MAX_DEPTH + 10)),
+            WireError::TooDeep {
+                depth: MAX_DEPTH + 1
+            }
+        );
     }
 
     #[test]

@@ -12,6 +12,11 @@
 //!   2025-11-25 on.
 //! - `session-id-format` (MC404): `Mcp-Session-Id` is visible ASCII (0x21-0x7E).
 //! - `sse-malformed` (MC405): an SSE body a conforming client reads completely.
+//! - `http-status` also reports a redirect (3xx) from the MCP endpoint, as a warning: the
+//!   spec defines no redirect for the endpoint (`basic/transports` §Streamable HTTP: the
+//!   server answers each POST with JSON, an SSE stream or 202), and a client that followed it
+//!   could be taken off the host it was pointed at (§Security Warning: bind to localhost).
+//!   mcp-chaos never follows one; the finding names the `Location`.
 
 use super::{Context, finding};
 use crate::finding::{
@@ -174,6 +179,18 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         },
         _ => {}
     }
+    if let Some(s) = status
+        && (300..400).contains(&s)
+        && s != 304
+    {
+        out.push(finding(
+            &HTTP_STATUS,
+            Severity::Warning,
+            ctx,
+            ex,
+            redirect_message(s, info.location.as_deref()),
+        ));
+    }
     // The spec-defined 2026-07-28 errors travel with HTTP 400.
     if !rules.handshake
         && let Some(code) = error_code
@@ -244,4 +261,118 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// What a redirect from the MCP endpoint says: the status, where it points (an excerpt), and
+/// that it was not followed.
+fn redirect_message(status: u16, location: Option<&str>) -> String {
+    let target = match location {
+        None => "with no Location".to_owned(),
+        Some(l) => {
+            let host = reqwest::Url::parse(l)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned));
+            let off = match host {
+                Some(h) if crate::transport::http::is_loopback_host(&h) => "",
+                Some(_) => ", off loopback",
+                None => "",
+            };
+            format!(
+                "redirecting to {:?}{off}",
+                crate::wire::excerpt(l.as_bytes(), 120)
+            )
+        }
+    };
+    format!(
+        "the MCP endpoint answered with HTTP {status} {target}; mcp-chaos does not follow redirects \
+         (an MCP endpoint answers at its own URL, and a client that follows could be sent to \
+         another host)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::protocol::ProtocolVersion;
+    use crate::session::{Expect, Outcome, Received, ReceivedItem};
+    use crate::transport::HttpInfo;
+    use crate::wire::RequestId;
+
+    fn initialize_answered_with(status: u16, location: Option<&str>) -> Exchange {
+        let info = HttpInfo {
+            post: 1,
+            method: "POST".into(),
+            status: Some(status),
+            content_type: None,
+            session_id: None,
+            location: location.map(str::to_owned),
+            body_bytes: 0,
+            sse_events: 0,
+            sse_priming: false,
+            sse_anomalies: Vec::new(),
+            error: None,
+            elapsed_ms: 1,
+        };
+        Exchange {
+            probe: Probe::Initialize {
+                requested: "2025-11-25".into(),
+            },
+            sent: b"{}".to_vec(),
+            expect: Expect::Response {
+                id: RequestId::from(1),
+                or_null: false,
+                fence: false,
+            },
+            received: vec![Received {
+                at_ms: 1,
+                item: ReceivedItem::Http(info),
+            }],
+            preceding: 0,
+            outcome: Outcome::NoAnswer,
+            elapsed: Duration::from_millis(1),
+            timeout_ms: 1000,
+            fault: None,
+        }
+    }
+
+    #[test]
+    fn a_redirect_is_a_warning_naming_its_target() {
+        let ctx = Context::bare(ProtocolVersion::V2025_11_25);
+        for status in [301, 302, 307, 308] {
+            let ex = initialize_answered_with(status, Some("http://198.51.100.1/mcp"));
+            let found = check(&ctx, &ex);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].invariant, "http-status");
+            assert_eq!(found[0].severity, Severity::Warning);
+            assert!(
+                found[0].message.contains(&format!("HTTP {status}"))
+                    && found[0].message.contains("198.51.100.1")
+                    && found[0].message.contains("off loopback")
+                    && found[0].message.contains("does not follow"),
+                "{}",
+                found[0].message
+            );
+        }
+        let ex = initialize_answered_with(307, Some("http://127.0.0.1:9/mcp"));
+        let found = check(&ctx, &ex);
+        assert!(!found[0].message.contains("off loopback"), "{found:?}");
+        let ex = initialize_answered_with(307, None);
+        assert!(check(&ctx, &ex)[0].message.contains("no Location"));
+    }
+
+    #[test]
+    fn no_redirect_no_redirect_finding() {
+        let ctx = Context::bare(ProtocolVersion::V2025_11_25);
+        for status in [200, 202, 304, 400, 404, 500] {
+            let ex = initialize_answered_with(status, None);
+            assert!(
+                check(&ctx, &ex)
+                    .iter()
+                    .all(|f| !f.message.contains("redirect")),
+                "{status}"
+            );
+        }
+    }
 }

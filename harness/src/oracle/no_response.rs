@@ -35,10 +35,13 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             _,
         ) => Vec::new(),
         (_, _, Outcome::Gone(_) | Outcome::SendFailed(_)) => Vec::new(),
-        // The server answered with a frame too large to accept: judged by oversize-frame.
-        _ if ex.received[ex.preceding..]
-            .iter()
-            .any(|r| matches!(r.item, ReceivedItem::Oversize { .. })) =>
+        // The server answered with a frame too large to accept: judged by oversize-frame; or
+        // with one too deep for mcp-chaos to read: a warning of malformed-response.
+        _ if ex.received[ex.preceding..].iter().any(|r| {
+            matches!(&r.item, ReceivedItem::Oversize { .. })
+                || matches!(&r.item, ReceivedItem::Frame(f)
+                    if matches!(f.message, Err(crate::wire::WireError::TooDeep { .. })))
+        }) =>
         {
             Vec::new()
         }

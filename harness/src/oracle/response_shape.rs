@@ -20,6 +20,20 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         if !http && stdout::is_noise(frame, error) {
             continue;
         }
+        if let wire::WireError::TooDeep { .. } = error {
+            // Valid JSON (as far as anyone can tell) that mcp-chaos cannot read: its limit,
+            // not the server's flaw, so a warning that says so.
+            let mut f = finding(
+                &MALFORMED_RESPONSE,
+                Severity::Warning,
+                ctx,
+                ex,
+                format!("mcp-chaos could not judge a frame the server sent: {error}"),
+            );
+            f.response = Some(super::safe_excerpt(&frame.raw));
+            findings.push(f);
+            continue;
+        }
         let mut f = finding(
             &MALFORMED_RESPONSE,
             Severity::Violation,

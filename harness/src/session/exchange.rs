@@ -292,12 +292,22 @@ pub struct Received {
 pub enum ReceivedItem {
     /// A frame, whatever it is (response, notification, server request, batch, or garbage).
     Frame(Frame),
-    /// A frame over the size limit, discarded.
+    /// A frame over the size limit, discarded as it arrived.
     Oversize {
-        /// Its size in bytes.
+        /// Bytes seen when the limit was passed (at least this many).
         len: usize,
         /// Its first bytes.
         head: Vec<u8>,
+        /// What grew past the limit.
+        what: crate::transport::Oversized,
+    },
+    /// Noise lines on stdout that were counted, not kept (see
+    /// [`crate::transport::TransportEvent::Noise`]).
+    Noise {
+        /// How many lines.
+        lines: usize,
+        /// Their size in bytes.
+        bytes: usize,
     },
     /// The server closed its output.
     Closed,

@@ -116,6 +116,17 @@ pub enum InitError {
     /// The request could not be written.
     #[error("could not send initialize: {0}")]
     Send(String),
+    /// The HTTP endpoint answered the handshake with a redirect (3xx), which mcp-chaos never
+    /// follows (it could lead off loopback); the `http-status` finding reports it too.
+    #[error(
+        "the server answered initialize with HTTP {status}, a redirect to {location}; mcp-chaos does not follow redirects: point --http at the endpoint itself"
+    )]
+    Redirected {
+        /// The 3xx status.
+        status: u16,
+        /// The `Location` header, quoted as an excerpt, or "(no Location)".
+        location: String,
+    },
 }
 
 /// A session with one server process (or connection).
@@ -677,8 +688,11 @@ impl Session {
                 }
                 Some(ReceivedItem::Frame(frame))
             }
-            TransportEvent::Oversize { len, head, .. } => {
-                Some(ReceivedItem::Oversize { len, head })
+            TransportEvent::Oversize {
+                len, head, what, ..
+            } => Some(ReceivedItem::Oversize { len, head, what }),
+            TransportEvent::Noise { lines, bytes, .. } => {
+                Some(ReceivedItem::Noise { lines, bytes })
             }
             TransportEvent::Closed { .. } => {
                 self.stdout_closed = true;
@@ -999,6 +1013,17 @@ fn unanswered(ex: &Exchange, stderr: String) -> Result<(), InitError> {
                 .take(3)
                 .map(|(f, e)| format!("\n  stdout: {} ({e})", f.excerpt(120)))
                 .collect();
+            if let Some(h) = ex.http()
+                && let Some(status) = h.status.filter(|s| (300..400).contains(s))
+            {
+                return Err(InitError::Redirected {
+                    status,
+                    location: h.location.as_deref().map_or_else(
+                        || "(no Location)".to_owned(),
+                        |l| format!("{:?}", wire::excerpt(l.as_bytes(), 120)),
+                    ),
+                });
+            }
             let http = ex
                 .http()
                 .and_then(|h| h.status)

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::process::ServerProcess;
-use super::{ExitKind, Frame, ShutdownOutcome, StartError, StdioConfig, TransportEvent};
+use super::{ExitKind, Frame, Oversized, ShutdownOutcome, StartError, StdioConfig, TransportEvent};
 use crate::sse;
 
 /// How to reach an HTTP server.
@@ -69,6 +69,9 @@ pub struct HttpInfo {
     pub content_type: Option<String>,
     /// The `Mcp-Session-Id` of the response.
     pub session_id: Option<String>,
+    /// The `Location` of a redirect (3xx) response. Redirects are never followed: an MCP
+    /// endpoint answers at its own URL, and following could take mcp-chaos off loopback.
+    pub location: Option<String>,
     /// Body size in bytes.
     pub body_bytes: usize,
     /// SSE events dispatched (for an event-stream body).
@@ -155,14 +158,16 @@ impl HttpTransport {
         if let Some(process) = &process {
             wait_for_port(process, &host, port, config.start_timeout).await?;
         }
-        let client =
-            reqwest::Client::builder()
-                .no_proxy()
-                .build()
-                .map_err(|e| StartError::BadUrl {
-                    url: config.url.clone(),
-                    reason: e.to_string(),
-                })?;
+        // Redirects are not followed (reqwest follows up to 10 by default, to any host): a 3xx
+        // comes back as the response, with its Location recorded, and the oracle reports it.
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| StartError::BadUrl {
+                url: config.url.clone(),
+                reason: e.to_string(),
+            })?;
         Ok(HttpTransport {
             client,
             url,
@@ -331,6 +336,10 @@ impl HttpTransport {
                         info.content_type = response
                             .headers()
                             .get("content-type")
+                            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+                        info.location = response
+                            .headers()
+                            .get("location")
                             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
                     }
                     Err(e) => info.error = Some(error_text(&e)),
@@ -551,6 +560,7 @@ async fn run_request(
             };
             info.content_type = header("content-type");
             info.session_id = header("mcp-session-id");
+            info.location = header("location");
             if let Some(id) = &info.session_id {
                 let mut state = state
                     .lock()
@@ -567,6 +577,10 @@ async fn run_request(
             if is_sse {
                 let mut reader = sse::Reader::new();
                 let mut first = true;
+                // Bounded as bytes arrive: one event (its pending line and data) and the whole
+                // stream each under `max`; past either, the stream is cut (the response is
+                // dropped, closing the connection) and the oversize reported.
+                let mut cut: Option<TransportEvent> = None;
                 loop {
                     match response.chunk().await {
                         Ok(Some(chunk)) => {
@@ -580,18 +594,26 @@ async fn run_request(
                                     continue;
                                 }
                                 let item = if event.data.len() > max {
-                                    TransportEvent::Oversize {
-                                        at: Instant::now(),
-                                        len: event.data.len(),
-                                        head: event.data.as_bytes()[..256.min(event.data.len())]
-                                            .to_vec(),
-                                    }
+                                    oversize(
+                                        event.data.len(),
+                                        event.data.as_bytes(),
+                                        Oversized::SseEvent,
+                                    )
                                 } else {
                                     TransportEvent::Frame(Frame::new(event.data.into_bytes()))
                                 };
                                 if tx.send(item).await.is_err() {
                                     return;
                                 }
+                            }
+                            if reader.buffered() > max {
+                                cut =
+                                    Some(oversize(reader.buffered(), &chunk, Oversized::SseEvent));
+                            } else if info.body_bytes > max {
+                                cut = Some(oversize(info.body_bytes, &chunk, Oversized::SseStream));
+                            }
+                            if cut.is_some() {
+                                break;
                             }
                         }
                         Ok(None) => break,
@@ -602,16 +624,34 @@ async fn run_request(
                     }
                 }
                 info.sse_events = reader.events();
-                info.sse_anomalies = reader.finish().iter().map(ToString::to_string).collect();
+                match cut {
+                    Some(item) => {
+                        drop(response);
+                        if tx.send(item).await.is_err() {
+                            return;
+                        }
+                    }
+                    None => {
+                        info.sse_anomalies =
+                            reader.finish().iter().map(ToString::to_string).collect();
+                    }
+                }
             } else {
+                // Bounded as bytes arrive: a declared Content-Length over `max` is refused
+                // unread; a body (chunked or not) that grows past `max` is cut there.
+                let declared = response
+                    .content_length()
+                    .and_then(|n| usize::try_from(n).ok());
                 let mut body = Vec::new();
-                let mut over = false;
-                loop {
+                let mut over: Option<usize> = declared.filter(|&n| n > max);
+                while over.is_none() {
                     match response.chunk().await {
                         Ok(Some(chunk)) => {
                             info.body_bytes += chunk.len();
                             if body.len() + chunk.len() > max {
-                                over = true;
+                                over = Some(body.len() + chunk.len());
+                                let room = 256usize.saturating_sub(body.len());
+                                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
                             } else {
                                 body.extend_from_slice(&chunk);
                             }
@@ -623,6 +663,7 @@ async fn run_request(
                         }
                     }
                 }
+                drop(response);
                 // A non-2xx body that is not JSON (a plain-text 403, an HTML error page) is the
                 // HTTP layer talking, not a message.
                 let json = info
@@ -632,12 +673,8 @@ async fn run_request(
                 let success = info.status.is_some_and(|s| (200..300).contains(&s));
                 let item = if !success && !json {
                     None
-                } else if over {
-                    Some(TransportEvent::Oversize {
-                        at: Instant::now(),
-                        len: info.body_bytes,
-                        head: body[..256.min(body.len())].to_vec(),
-                    })
+                } else if let Some(len) = over {
+                    Some(oversize(len, &body, Oversized::Body))
                 } else if body.iter().any(|b| !b.is_ascii_whitespace()) {
                     Some(TransportEvent::Frame(Frame::new(body)))
                 } else {
@@ -655,6 +692,16 @@ async fn run_request(
     let _ = tx.send(TransportEvent::Http(info)).await;
 }
 
+/// The oversize event for `len` bytes of `what`, with the first bytes of `head`.
+fn oversize(len: usize, head: &[u8], what: Oversized) -> TransportEvent {
+    TransportEvent::Oversize {
+        at: Instant::now(),
+        len,
+        head: head[..head.len().min(256)].to_vec(),
+        what,
+    }
+}
+
 fn blank_info(post: u64, method: &str) -> HttpInfo {
     HttpInfo {
         post,
@@ -662,6 +709,7 @@ fn blank_info(post: u64, method: &str) -> HttpInfo {
         status: None,
         content_type: None,
         session_id: None,
+        location: None,
         body_bytes: 0,
         sse_events: 0,
         sse_priming: false,
@@ -694,6 +742,170 @@ mod tests {
         for host in ["example.com", "10.0.0.1", "0.0.0.0", "[::]"] {
             assert!(!is_loopback_host(host), "{host}");
         }
+    }
+
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    /// A one-connection server on 127.0.0.1: reads the request head, then writes `head` and
+    /// `repeat` copies of `chunk` (ignoring a client that hangs up) and `tail`. Returns its URL.
+    async fn serve(head: String, chunk: Vec<u8>, repeat: usize, tail: Vec<u8>) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+            }
+            if conn.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            for _ in 0..repeat {
+                if conn.write_all(&chunk).await.is_err() {
+                    return;
+                }
+            }
+            let _ = conn.write_all(&tail).await;
+        });
+        url
+    }
+
+    /// Sends one frame to `url` with a 64 KiB frame limit and collects the events up to the
+    /// end of the HTTP exchange.
+    async fn exchange(url: String) -> (Vec<TransportEvent>, HttpInfo) {
+        let mut config = HttpConfig::new(url);
+        config.max_frame_bytes = 64 * 1024;
+        let mut t = HttpTransport::connect(config).await.unwrap();
+        t.send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        let until = Instant::now() + Duration::from_secs(20);
+        let mut events = Vec::new();
+        loop {
+            match t.recv(until).await.expect("the exchange ends") {
+                TransportEvent::Http(info) => return (events, info),
+                other => events.push(other),
+            }
+        }
+    }
+
+    fn oversized(events: &[TransportEvent]) -> Vec<(Oversized, usize)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                TransportEvent::Oversize { what, len, .. } => Some((*what, *len)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    const MIB: usize = 1 << 20;
+
+    #[tokio::test]
+    async fn a_declared_body_over_the_limit_is_refused_unread() {
+        let len = 64 * MIB;
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len}\r\n\r\n"
+        );
+        let url = serve(head, vec![b'a'; MIB], 64, Vec::new()).await;
+        let (events, info) = exchange(url).await;
+        assert_eq!(oversized(&events), [(Oversized::Body, len)]);
+        assert!(info.body_bytes < MIB, "read {} bytes", info.body_bytes);
+    }
+
+    #[tokio::test]
+    async fn a_chunked_body_is_cut_when_it_passes_the_limit() {
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+        let mut chunk = format!("{:x}\r\n", 16 * 1024).into_bytes();
+        chunk.extend(vec![b'a'; 16 * 1024]);
+        chunk.extend_from_slice(b"\r\n");
+        let url = serve(head.into(), chunk, 4096, b"0\r\n\r\n".to_vec()).await;
+        let (events, info) = exchange(url).await;
+        let found = oversized(&events);
+        assert_eq!(found.len(), 1, "{events:?}");
+        assert_eq!(found[0].0, Oversized::Body);
+        assert!(
+            found[0].1 > 64 * 1024 && info.body_bytes < 4 * MIB,
+            "{found:?} {info:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn one_sse_event_over_the_limit_is_cut_as_it_arrives() {
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"x\":\"";
+        let url = serve(
+            head.into(),
+            vec![b'a'; 64 * 1024],
+            1024,
+            b"\"}}\n\n".to_vec(),
+        )
+        .await;
+        let (events, info) = exchange(url).await;
+        let found = oversized(&events);
+        assert_eq!(found.len(), 1, "{events:?}");
+        assert_eq!(found[0].0, Oversized::SseEvent);
+        assert!(info.body_bytes < 4 * MIB, "{info:?}");
+        assert!(info.sse_anomalies.is_empty(), "{info:?}");
+    }
+
+    #[tokio::test]
+    async fn an_sse_stream_over_the_limit_is_cut_after_the_events_under_it() {
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+        let note = format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"{}\"}}}}\n\n",
+            "a".repeat(4000)
+        );
+        let url = serve(head.into(), note.into_bytes(), 4096, Vec::new()).await;
+        let (events, info) = exchange(url).await;
+        let frames = events
+            .iter()
+            .filter(|e| matches!(e, TransportEvent::Frame(_)))
+            .count();
+        let found = oversized(&events);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, Oversized::SseStream);
+        assert!((10..=20).contains(&frames), "{frames} frames");
+        assert!(info.body_bytes < 4 * MIB, "{info:?}");
+    }
+
+    #[tokio::test]
+    async fn bodies_and_events_under_the_limit_are_frames() {
+        let body = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let (events, _) = exchange(serve(head, Vec::new(), 0, Vec::new()).await).await;
+        assert!(
+            matches!(&events[..], [TransportEvent::Frame(f)] if f.message.is_ok()),
+            "{events:?}"
+        );
+        let head =
+            format!("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: {body}\n\n");
+        let (events, info) = exchange(serve(head, Vec::new(), 0, Vec::new()).await).await;
+        assert!(
+            matches!(&events[..], [TransportEvent::Frame(f)] if f.message.is_ok()),
+            "{events:?}"
+        );
+        assert!(info.sse_anomalies.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_redirect_is_not_followed() {
+        // The target is another loopback listener that records whether anything connected.
+        let target = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let location = format!("http://{}/mcp", target.local_addr().unwrap());
+        let head = format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\n\r\n"
+        );
+        let (events, info) = exchange(serve(head, Vec::new(), 0, Vec::new()).await).await;
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(info.status, Some(307));
+        assert_eq!(info.location.as_deref(), Some(location.as_str()));
+        let connected = tokio::time::timeout(Duration::from_millis(300), target.accept()).await;
+        assert!(connected.is_err(), "the redirect was followed");
     }
 
     #[test]

@@ -54,6 +54,31 @@ impl Frame {
     }
 }
 
+/// What grew past `--max-frame-bytes` ([`TransportEvent::Oversize`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Oversized {
+    /// A stdout line (stdio), newline-terminated or not.
+    Line,
+    /// An HTTP response body (`application/json` or any non-SSE body), by `Content-Length` or as
+    /// it arrived (chunked).
+    Body,
+    /// One SSE event (its pending line and data).
+    SseEvent,
+    /// An SSE response stream in total (every event in it).
+    SseStream,
+}
+
+impl std::fmt::Display for Oversized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Oversized::Line => "a stdout line",
+            Oversized::Body => "an HTTP response body",
+            Oversized::SseEvent => "an SSE event",
+            Oversized::SseStream => "an SSE response stream (all its events together)",
+        })
+    }
+}
+
 /// How a server process ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExitKind {
@@ -80,15 +105,29 @@ impl std::fmt::Display for ExitKind {
 pub enum TransportEvent {
     /// A complete frame.
     Frame(Frame),
-    /// A frame larger than the limit; its bytes were discarded. `len` is the number of bytes
-    /// seen before the newline (or before the stream ended).
+    /// A frame larger than the limit, judged as its bytes arrive: the event comes as soon as
+    /// the limit is passed (not at the end of the frame, which may never come), and the rest
+    /// of the frame is discarded unread (stdio) or the HTTP response is cut.
     Oversize {
-        /// When the end of the frame was seen.
+        /// When the limit was passed.
         at: Instant,
-        /// Its length in bytes.
+        /// Bytes seen when the limit was passed (or the declared `Content-Length`): at least
+        /// this many, in bytes.
         len: usize,
-        /// The first bytes of the frame, for the report.
+        /// The first bytes of the frame (at most 256), for the report.
         head: Vec<u8>,
+        /// What grew past the limit.
+        what: Oversized,
+    },
+    /// Lines on stdout that are not JSON (noise) beyond the first few of a run of them: counted,
+    /// not kept, so that a server writing garbage forever costs no memory.
+    Noise {
+        /// When the count was sent.
+        at: Instant,
+        /// How many lines were dropped since the last count.
+        lines: usize,
+        /// Their total size in bytes.
+        bytes: usize,
     },
     /// The server closed its output (stdout EOF).
     Closed {

@@ -220,19 +220,33 @@ async fn read_frames<R: AsyncRead + Unpin>(
             }
         }
     }
-    if let Some(event) = splitter.finish() {
+    for event in splitter.finish() {
         let _ = tx.send(event).await;
     }
     let _ = tx.send(TransportEvent::Closed { at: Instant::now() }).await;
 }
 
-/// Incremental newline framing with a size limit (no I/O, so it is unit-testable).
+/// How many noise lines in a row are passed on as frames (the sample a report quotes) before
+/// the rest of the run is only counted ([`TransportEvent::Noise`]).
+const NOISE_SAMPLE: usize = 16;
+
+/// Incremental newline framing with a size limit, judged as bytes arrive (no I/O, so it is
+/// unit-testable). Memory is bounded by `max` plus a small sample, whatever the input:
+/// - a line that passes `max` bytes is reported at once ([`TransportEvent::Oversize`], even if
+///   its newline never comes) and the rest of it is discarded as it arrives;
+/// - after [`NOISE_SAMPLE`] noise lines in a row (not JSON, not UTF-8, blank, or a JSON
+///   scalar), further noise lines are counted and reported as [`TransportEvent::Noise`] at the
+///   end of each chunk, not kept.
 #[derive(Debug)]
 struct LineSplitter {
     max: usize,
     line: Vec<u8>,
-    /// `Some((len, head))` while discarding an oversize frame.
-    oversize: Option<(usize, Vec<u8>)>,
+    /// Whether the current line passed `max` and is being discarded (already reported).
+    discarding: bool,
+    /// Noise lines in a row so far.
+    noise_run: usize,
+    /// Noise lines counted (not kept) since the last [`TransportEvent::Noise`]: lines, bytes.
+    dropped: (usize, usize),
 }
 
 impl LineSplitter {
@@ -240,7 +254,9 @@ impl LineSplitter {
         LineSplitter {
             max,
             line: Vec::new(),
-            oversize: None,
+            discarding: false,
+            noise_run: 0,
+            dropped: (0, 0),
         }
     }
 
@@ -252,48 +268,90 @@ impl LineSplitter {
                 Some(i) => (&chunk[..i], &chunk[i + 1..], true),
                 None => (chunk, &chunk[chunk.len()..], false),
             };
-            self.take(part);
+            out.extend(self.take(part));
             if complete {
-                out.extend(self.end_line());
+                self.end_line(&mut out);
             }
             chunk = rest;
         }
+        self.flush_noise(&mut out);
         out
     }
 
-    fn take(&mut self, part: &[u8]) {
-        if let Some((len, _)) = self.oversize.as_mut() {
-            *len += part.len();
-        } else if self.line.len() + part.len() > self.max {
-            let mut head = std::mem::take(&mut self.line);
-            head.extend_from_slice(&part[..part.len().min(OVERSIZE_HEAD_BYTES)]);
-            let len = head.len() + part.len().saturating_sub(OVERSIZE_HEAD_BYTES);
-            head.truncate(OVERSIZE_HEAD_BYTES);
-            self.oversize = Some((len, head));
-        } else {
-            self.line.extend_from_slice(part);
+    fn take(&mut self, part: &[u8]) -> Option<TransportEvent> {
+        if self.discarding {
+            return None;
         }
+        if self.line.len() + part.len() <= self.max {
+            self.line.extend_from_slice(part);
+            return None;
+        }
+        let len = self.line.len() + part.len();
+        let mut head = std::mem::take(&mut self.line);
+        head.truncate(OVERSIZE_HEAD_BYTES);
+        let room = OVERSIZE_HEAD_BYTES - head.len();
+        head.extend_from_slice(&part[..part.len().min(room)]);
+        self.discarding = true;
+        Some(TransportEvent::Oversize {
+            at: Instant::now(),
+            len,
+            head,
+            what: super::Oversized::Line,
+        })
     }
 
-    fn end_line(&mut self) -> Option<TransportEvent> {
-        if let Some((len, head)) = self.oversize.take() {
-            return Some(TransportEvent::Oversize {
+    fn end_line(&mut self, out: &mut Vec<TransportEvent>) {
+        if std::mem::take(&mut self.discarding) {
+            // Reported when it passed the limit.
+            return;
+        }
+        let frame = Frame::new(std::mem::take(&mut self.line));
+        if is_noise(&frame) {
+            self.noise_run += 1;
+            if self.noise_run > NOISE_SAMPLE {
+                self.dropped.0 += 1;
+                self.dropped.1 += frame.raw.len();
+                return;
+            }
+        } else {
+            self.noise_run = 0;
+            self.flush_noise(out);
+        }
+        out.push(TransportEvent::Frame(frame));
+    }
+
+    fn flush_noise(&mut self, out: &mut Vec<TransportEvent>) {
+        if self.dropped.0 > 0 {
+            let (lines, bytes) = std::mem::take(&mut self.dropped);
+            out.push(TransportEvent::Noise {
                 at: Instant::now(),
-                len,
-                head,
+                lines,
+                bytes,
             });
         }
-        let raw = std::mem::take(&mut self.line);
-        Some(TransportEvent::Frame(Frame::new(raw)))
     }
 
-    fn finish(&mut self) -> Option<TransportEvent> {
-        if self.oversize.is_some() || !self.line.is_empty() {
-            self.end_line()
-        } else {
-            None
+    fn finish(&mut self) -> Vec<TransportEvent> {
+        let mut out = Vec::new();
+        if !self.discarding && !self.line.is_empty() {
+            self.end_line(&mut out);
         }
+        self.flush_noise(&mut out);
+        out
     }
+}
+
+/// Whether a frame is noise on stdout rather than an attempt at a message: the same frames the
+/// `stdout-not-protocol` invariant calls noise at the wire level (blank, not UTF-8, not JSON,
+/// a JSON scalar).
+fn is_noise(frame: &Frame) -> bool {
+    matches!(
+        frame.message,
+        Err(crate::wire::WireError::Empty
+            | crate::wire::WireError::NotUtf8 { .. }
+            | crate::wire::WireError::NotJson { .. }
+            | crate::wire::WireError::NotAnObject { .. })
+    )
 }
 
 #[cfg(test)]
@@ -309,6 +367,7 @@ mod tests {
             .map(|e| match e {
                 TransportEvent::Frame(f) => String::from_utf8_lossy(&f.raw).into_owned(),
                 TransportEvent::Oversize { len, .. } => format!("<oversize {len}>"),
+                TransportEvent::Noise { lines, bytes, .. } => format!("<noise {lines} {bytes}>"),
                 other => format!("{other:?}"),
             })
             .collect()
@@ -325,14 +384,76 @@ mod tests {
     }
 
     #[test]
-    fn oversize_frames_are_reported_and_skipped() {
+    fn oversize_is_reported_when_the_limit_is_passed_not_at_the_newline() {
         let mut s = LineSplitter::new(10);
-        let mut out = s.push(b"0123456789ABCDEF");
-        out.extend(s.push(b"GHIJ\nok\n"));
-        assert_eq!(frames(&out), ["<oversize 20>", "ok"]);
+        // 16 bytes with no newline: reported at once, with what was seen.
+        let out = s.push(b"0123456789ABCDEF");
+        assert_eq!(frames(&out), ["<oversize 16>"]);
+        // The rest of the line is discarded silently; the next line is read normally.
+        let out = s.push(b"GHIJ\nok\n");
+        assert_eq!(frames(&out), ["ok"]);
         let mut s = LineSplitter::new(10);
-        let out = s.push(b"01234567890\n");
-        assert_eq!(frames(&out), ["<oversize 11>"]);
+        assert_eq!(frames(&s.push(b"01234567890\n")), ["<oversize 11>"]);
+        // Exactly the limit is fine.
+        assert_eq!(frames(&s.push(b"0123456789\n")), ["0123456789"]);
+    }
+
+    #[test]
+    fn a_line_that_never_ends_costs_at_most_the_limit() {
+        let max = 1 << 20;
+        let mut s = LineSplitter::new(max);
+        let chunk = vec![b'a'; 64 * 1024];
+        let mut reported = Vec::new();
+        for _ in 0..200 {
+            reported.extend(s.push(&chunk));
+            assert!(s.line.capacity() <= 2 * max, "{}", s.line.capacity());
+        }
+        reported.extend(s.finish());
+        assert_eq!(
+            frames(&reported),
+            [format!("<oversize {}>", max + 64 * 1024)]
+        );
+        let TransportEvent::Oversize { head, .. } = &reported[0] else {
+            unreachable!()
+        };
+        assert_eq!(head.len(), OVERSIZE_HEAD_BYTES);
+    }
+
+    #[test]
+    fn noise_is_sampled_then_counted() {
+        let mut s = LineSplitter::new(1000);
+        let mut input = Vec::new();
+        for i in 0..100 {
+            input.extend_from_slice(format!("garbage {i}\n").as_bytes());
+        }
+        let out = s.push(&input);
+        assert_eq!(out.len(), NOISE_SAMPLE + 1, "{:?}", frames(&out));
+        assert_eq!(frames(&out[..1]), ["garbage 0"]);
+        let TransportEvent::Noise { lines, bytes, .. } = out[NOISE_SAMPLE] else {
+            panic!("{:?}", out[NOISE_SAMPLE])
+        };
+        assert_eq!(lines, 100 - NOISE_SAMPLE);
+        let kept: usize = (0..NOISE_SAMPLE)
+            .map(|i| format!("garbage {i}").len())
+            .sum();
+        assert_eq!(bytes, input.len() - 100 - kept);
+        // A message ends the run: it is passed on, and noise after it is sampled again.
+        let out = s.push(b"more\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\nagain\n");
+        assert!(
+            matches!(
+                out[0],
+                TransportEvent::Noise {
+                    lines: 1,
+                    bytes: 4,
+                    ..
+                }
+            ),
+            "{out:?}"
+        );
+        assert_eq!(
+            frames(&out[1..]),
+            ["{\"jsonrpc\":\"2.0\",\"method\":\"x\"}", "again"]
+        );
     }
 
     #[tokio::test]

@@ -83,19 +83,17 @@ rows! {
     #[ignore = "issue 12: peak RSS 330 MiB, 233 s, no flood finding"]
     notification_flood_threaded: Stdio("notification_flood.py --threaded"), 120 s,
         [Pending("notification flood (log messages SHOULD be rate-limited)")];
-    #[ignore = "issue 12: the report is written now (exit 2); peak RSS 612-822 MiB, 26 s (2026-12-01; main: 544 MiB-1.2 GiB)"]
     random_bytes: Stdio("random_bytes.py"), 120 s, [Exit(2)];
-    #[ignore = "issue 12: peak RSS 1.2-1.9 GiB, 465 s"]
+    #[ignore = "issue 12: past 120 s, a deadline per probe (peak RSS now 38 MiB)"]
     random_bytes_after_init: Stdio("random_bytes.py --after-init"), 120 s,
         [Finding("stdout-not-protocol")];
     #[ignore = "issue 12: deadlock at 0 % CPU (killed after 600 s), no report"]
     server_request_loop: Stdio("server_request_loop.py"), 120 s,
         [Pending("server-to-client request flood")];
-    #[ignore = "issue 12: peak RSS 1.5 GiB; the oversize-frame finding only sometimes (else 0 tools, exit 0)"]
     sse_500mb_event: Http("http_sse_500mb.py"), 120 s, [Finding("oversize-frame")];
-    #[ignore = "issue 12: peak RSS 1.4 GiB, 320 s, a no-response finding"]
+    /// The stream is cut when it passes --max-frame-bytes in total (16 MiB by default).
     sse_500mb_stream: Http("http_sse_500mb.py --shape many-events"), 120 s,
-        [Pending("SSE stream size bound (500 events of 1 MiB)")];
+        [Finding("oversize-frame"), NoFinding("no-response")];
     #[ignore = "issue 12: still generating after 600 s (killed), peak RSS 327 MiB, no report"]
     schema_bomb: Stdio("schema_bomb.py"), 180 s,
         [Pending("schema budgets: each pathological schema a finding or a skip")];
@@ -108,16 +106,12 @@ rows! {
     #[ignore = "issue 12: 574 s"]
     schema_5000_tools: Stdio("schema_bomb.py --only many-tools"), 180 s,
         [Pending("a budget on the number of tools generated for")];
-    #[ignore = "issue 12: false stdout-not-protocol and no-response, no tool tested"]
     deep_nesting: Stdio("deep_nesting.py"), 120 s,
         [NoFinding("stdout-not-protocol"), NoFinding("no-response"),
          Check("the plain tools are tested", plain_tools_tested)];
-    #[ignore = "issue 12: no oversize-frame (no-response and not-alive instead)"]
     unterminated_line: Stdio("unterminated_line.py"), 120 s, [Finding("oversize-frame")];
-    #[ignore = "issue 12: dropped with no finding: 0 tools, exit 0"]
     http_body_500mb: Http("http_body_500mb.py"), 120 s,
         [Finding("oversize-frame"), NoFinding("not-alive")];
-    #[ignore = "issue 12: dropped with no finding: 0 tools, exit 0"]
     http_body_500mb_chunked: Http("http_body_500mb.py --chunked"), 120 s,
         [Finding("oversize-frame"), NoFinding("not-alive")];
     exit_on_tools_list: Stdio("exit_on_tools_list.py"), 120 s,
@@ -150,10 +144,9 @@ rows! {
         [Finding("server-wedged"), Check(WEDGE_WALL, within_wedge_wall)];
     wedge_http_slowloris: Http("http_wedge.py --mode slowloris"), 120 s,
         [Finding("server-wedged"), Check(WEDGE_WALL, within_wedge_wall)];
-    #[ignore = "issue 12: follows the redirect off loopback (the canary sees the POST), exit 2 without a report"]
     redirect_307: HttpNetns("http_redirect.py"), 120 s,
         [Check("the redirect off loopback is not followed", redirect_not_followed),
-         Pending("a redirect finding")];
+         Finding("http-status")];
     never_initialize: Stdio("never_initialize.py"), 120 s, [Exit(2)];
     slowloris_before_initialize: Http("http_wedge.py --mode slowloris --before-init"), 120 s,
         [Exit(2)];
