@@ -39,6 +39,10 @@ fn behaves(
 
 /// Runs [`behaves`] over `(arguments, fault)` with a fixed seed (so the test is the same on
 /// every run) and returns proptest's verdict, with the shrunk pair when it fails.
+#[expect(
+    clippy::result_large_err,
+    reason = "proptest's own verdict, returned as is"
+)]
 fn under_faults(
     server: &Harness,
     tool: &Tool,
