@@ -1,22 +1,80 @@
-//! The library API for `cargo test`: start your server, list its tools, generate arguments
-//! from each tool's `inputSchema` as proptest strategies, and check a call in one line.
+//! The library API for `cargo test`: start your server (against a fake upstream that fails on
+//! purpose, if it calls one), list its tools, draw arguments from each tool's `inputSchema`
+//! and upstream faults as proptest strategies, add invariants of your own, and check a call in
+//! one line.
 //!
-//! ```no_run
+//! A complete property test: every `weather` call, with any valid arguments and under any
+//! upstream fault (404, 429, 5xx, hangs, resets, garbage bodies, on every request, the first
+//! only, the n-th, …), is judged by the oracle `mcp-chaos run` uses and by one invariant of
+//! your own. A failure shrinks to the simplest arguments and the simplest fault that show it.
+//!
+//! ```standalone_crate
+//! use std::time::Duration;
+//!
+//! use mcp_chaos::finding::Severity;
+//! use mcp_chaos::harness::{ExchangeView, Invariant};
 //! use mcp_chaos::{Harness, strategies};
 //! use proptest::prelude::*;
 //!
-//! let server = Harness::stdio("target/debug/my-mcp-server").expect("the server starts");
+//! /// Your own rule: a failed weather call names the service that failed.
+//! struct NamesTheService;
+//!
+//! impl Invariant for NamesTheService {
+//!     fn name(&self) -> &str {
+//!         "weather-error-names-the-service"
+//!     }
+//!     fn severity(&self) -> Severity {
+//!         Severity::Violation
+//!     }
+//!     fn check(&self, call: &ExchangeView<'_>) -> Option<String> {
+//!         let named = call.text().contains("weather service");
+//!         (call.is_error_result() && !named).then(|| format!("{:?} names no service", call.text()))
+//!     }
+//! }
+//!
+//! # fn main() {
+//! # // This example runs itself as the bundled fixture server, the stand-in for yours.
+//! # if std::env::var_os("MCP_CHAOS_DOC_FIXTURE").is_some() {
+//! #     std::process::exit(mcp_chaos::fixture::serve_stdio(&[]));
+//! # }
+//! # let my_server = std::env::current_exe().expect("a path").display().to_string();
+//! let server = Harness::builder()
+//!     .stdio(&my_server) // e.g. "target/debug/my-mcp-server --verbose"
+//! #   .env("MCP_CHAOS_DOC_FIXTURE", "1")
+//!     .upstream_env("UPSTREAM_URL") // the server reads its upstream's base URL from here
+//!     .env("FIXTURE_UPSTREAM_TIMEOUT_MS", "1000") // the server's own upstream timeout
+//!     .timeout(Duration::from_secs(5)) // the deadline of each request to the server
+//!     .invariant(NamesTheService)
+//!     .start()
+//!     .expect("the server starts");
 //! let weather = server.tool("weather").expect("a weather tool").clone();
-//! proptest!(|(args in strategies::arguments(&weather))| {
-//!     let findings = server.check_tool(&weather, &args);
-//!     prop_assert!(findings.is_empty(), "{findings:#?}");
+//! proptest!(ProptestConfig::with_cases(16), |(
+//!     args in strategies::arguments(&weather),
+//!     fault in strategies::faults(),
+//! )| {
+//!     let findings = server.check_tool_under(&weather, &args, &fault);
+//!     prop_assert!(findings.is_empty(), "{args} under {fault}: {findings:#?}");
 //! });
+//! # }
 //! ```
+//!
+//! (The example runs as a doc test: its hidden lines make the test binary serve as the
+//! bundled fixture, `mcp_chaos::fixture::serve_stdio`, so that it needs no other binary. With
+//! the fixture's `generic-error` flaw planted, it fails on the invariant.)
 //!
 //! [`Harness`] is synchronous (it runs its own Tokio runtime), so it works inside `proptest!`
 //! blocks and plain `#[test]`s. Each check sends one `tools/call`, then a liveness probe, and
-//! judges both with the same oracle the `mcp-chaos` command uses; a server that dies is started
-//! again for the next check. `PROPTEST_CASES` sets the number of cases, as for any proptest.
+//! judges both with the same oracle the `mcp-chaos` command uses, then runs your
+//! [`Invariant`]s; a server that dies is started again for the next check. `PROPTEST_CASES`
+//! sets the number of cases, as for any proptest.
+//!
+//! - [`Harness::builder`] ([`HarnessBuilder`]): the server (stdio command line, or HTTP URL
+//!   and start command), environment, protocol version, deadline, fake upstream
+//!   ([`upstream_env`](HarnessBuilder::upstream_env)), proxy, secrets, invariants.
+//! - [`Harness::check_tool`], [`Harness::check_invalid`], [`Harness::check_tool_under`]:
+//!   one call each, its findings as [`Finding`]s (empty: the server behaved).
+//! - [`strategies`]: schema-valid and invalid arguments, scoped upstream faults.
+//! - [`Invariant`] and [`ExchangeView`]: rules of your own, reported with code [`USER_CODE`].
 
 mod builder;
 mod invariant;
@@ -456,7 +514,7 @@ impl Drop for Harness {
 /// [`arguments`](strategies::arguments) draws schema-valid arguments of a tool;
 /// [`faults`](strategies::faults) and [`faults_for`](strategies::faults_for) draw an upstream
 /// fault together with the requests it hits (a
-/// [`ScopedFault`](mcp_chaos_faults::ScopedFault): every request, the
+/// [`ScopedFault`]: every request, the
 /// first only, the n-th, one path, a seeded probability). Drawn together in one `proptest!`,
 /// a failing (arguments, fault) pair shrinks on both: the arguments toward simple values, then
 /// the fault toward the healthy upstream, 404, 429, 5xx, timeouts, connection and body faults
