@@ -253,3 +253,81 @@ fn example_check_server_runs_clean_on_the_fixture() {
     );
     assert!(stdout.contains("echo: 0 finding(s)"), "{stdout}");
 }
+
+/// Every finding `check_tool_under` reports for `weather {"city": "Oslo"}` under `fault`.
+fn weather_under(server: &Harness, fault: &str) -> Vec<String> {
+    let weather = server.tool("weather").expect("a weather tool").clone();
+    let fault = ScopedFault::every(fault.parse().expect("a fault profile"));
+    let args = serde_json::json!({"city": "Oslo"});
+    let mut names: Vec<String> = server
+        .check_tool_under(&weather, &args, &fault)
+        .into_iter()
+        .map(|f| f.invariant)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The leak oracle looks for the fake upstream's canaries: a fixture that appends the
+/// upstream's raw body to its error leaks them; the correct fixture does not.
+#[test]
+fn check_tool_under_finds_leaked_canaries() {
+    let leaky = with_upstream(&["echo-upstream-body"]);
+    assert!(
+        weather_under(&leaky, "server-error-500").contains(&"leaked-internals".to_owned()),
+        "{:?}",
+        weather_under(&leaky, "server-error-500")
+    );
+    let correct = with_upstream(&[]);
+    assert_eq!(
+        weather_under(&correct, "server-error-500"),
+        Vec::<String>::new()
+    );
+}
+
+/// An HTTP server started by the harness (`start_command`) gets the fake upstream's URL in its
+/// environment, and is judged the same way.
+#[test]
+fn an_http_server_with_a_start_command_is_checked_under_faults() {
+    let http = |flaws: &[&str]| {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        Harness::builder()
+            .http(&format!("http://127.0.0.1:{port}/mcp"))
+            .start_command(&format!(
+                "{} --http 127.0.0.1:{port}",
+                fixture_command(flaws)
+            ))
+            .upstream_env("UPSTREAM_URL")
+            .start()
+            .expect("the HTTP fixture starts")
+    };
+    let flawed = http(&["protocol-error-on-404"]);
+    assert_eq!(
+        weather_under(&flawed, "not-found"),
+        ["business-failure-as-protocol-error"]
+    );
+    let correct = http(&[]);
+    assert_eq!(weather_under(&correct, "not-found"), Vec::<String>::new());
+}
+
+/// A builder without a server is an error, not a panic.
+#[test]
+fn a_builder_without_a_server_is_an_error() {
+    let err = Harness::builder().start().expect_err("no server");
+    assert!(
+        err.to_string().contains("stdio(COMMAND LINE) or http(URL)"),
+        "{err}"
+    );
+    let err = Harness::builder()
+        .stdio("'unbalanced")
+        .start()
+        .expect_err("bad quotes");
+    assert!(
+        matches!(err, mcp_chaos::harness::HarnessError::Start(_)),
+        "{err}"
+    );
+}
