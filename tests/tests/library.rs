@@ -252,6 +252,20 @@ fn example_check_server_runs_clean_on_the_fixture() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("echo: 0 finding(s)"), "{stdout}");
+    // With a fake upstream: the upstream tools, also under drawn faults, still clean.
+    let out = std::process::Command::new(&example)
+        .args([fixture_command(&[]).as_str(), "UPSTREAM_URL"])
+        .env("FIXTURE_UPSTREAM_TIMEOUT_MS", "1000")
+        .output()
+        .expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("weather: 0 finding(s)"), "{stdout}");
+    assert!(stdout.contains("forecast: 0 finding(s)"), "{stdout}");
 }
 
 /// Every finding `check_tool_under` reports for `weather {"city": "Oslo"}` under `fault`.
