@@ -3,10 +3,14 @@
 //!
 //! ```sh
 //! cargo run --example check_server -- "node build/index.js"
+//! cargo run --example check_server -- "node build/index.js" API_BASE_URL
 //! ```
 //!
-//! For each tool: 32 schema-valid argument values and 16 that break one constraint each; every
-//! finding is printed, and the exit code is 1 when there is a violation.
+//! For each tool: 32 schema-valid argument values and 16 that break one constraint each; with
+//! a second argument, the name of the environment variable the server reads its upstream's
+//! base URL from, a fake upstream is started and each tool is also called 16 times under a
+//! drawn upstream fault. Every finding is printed, and the exit code is 1 when there is a
+//! violation.
 
 use mcp_chaos::finding::Severity;
 use mcp_chaos::{Harness, strategies};
@@ -15,10 +19,15 @@ use proptest::test_runner::TestRunner;
 
 fn main() {
     let Some(command) = std::env::args().nth(1) else {
-        eprintln!("usage: check_server \"SERVER COMMAND LINE\"");
+        eprintln!("usage: check_server \"SERVER COMMAND LINE\" [UPSTREAM_ENV]");
         std::process::exit(3);
     };
-    let server = match Harness::stdio(&command) {
+    let upstream_env = std::env::args().nth(2);
+    let mut builder = Harness::builder().stdio(&command);
+    if let Some(name) = &upstream_env {
+        builder = builder.upstream_env(name);
+    }
+    let server = match builder.start() {
         Ok(h) => h,
         Err(e) => {
             eprintln!("check_server: {e}");
@@ -44,6 +53,18 @@ fn main() {
                     break;
                 };
                 findings.extend(server.check_invalid(tool, &tree.current()));
+            }
+        }
+        if upstream_env.is_some()
+            && let Ok(valid) = strategies::try_arguments(tool)
+        {
+            let pairs = (valid, strategies::faults());
+            for _ in 0..16 {
+                let Ok(tree) = pairs.new_tree(&mut runner) else {
+                    break;
+                };
+                let (args, fault) = tree.current();
+                findings.extend(server.check_tool_under(tool, &args, &fault));
             }
         }
         println!("{}: {} finding(s)", tool.name, findings.len());
