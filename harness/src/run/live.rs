@@ -83,10 +83,13 @@ impl ExchangeExcerpt {
             .take(FRAMES_KEPT)
             .map(|r| match &r.item {
                 ReceivedItem::Frame(f) => f.excerpt(EXCERPT_BYTES),
-                ReceivedItem::Oversize { len, head } => format!(
-                    "[a frame of {len} bytes, over the size limit: {}]",
+                ReceivedItem::Oversize { len, head, what } => format!(
+                    "[{what} of {len} bytes, over the size limit: {}]",
                     crate::wire::excerpt(head, 200)
                 ),
+                ReceivedItem::Noise { lines, bytes } => {
+                    format!("[{lines} lines ({bytes} bytes) that are not protocol messages]")
+                }
                 ReceivedItem::Closed => "[the server closed its output]".to_owned(),
                 ReceivedItem::Exited(status) => format!("[the server exited: {status}]"),
                 ReceivedItem::Http(info) => format!("[HTTP {info:?}]"),
