@@ -587,3 +587,59 @@ fn dead_exchange(probe: Probe) -> Exchange {
         fault: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema_and_example(n: usize) -> (Value, Value) {
+        let props: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("p{i:04}"), json!({"type": "string"})))
+            .collect();
+        let example: serde_json::Map<String, Value> =
+            (0..n).map(|i| (format!("p{i:04}"), json!("a"))).collect();
+        (
+            json!({"type": "object", "properties": props}),
+            Value::Object(example),
+        )
+    }
+
+    #[test]
+    fn hostile_variants_are_every_combination_for_a_small_schema() {
+        let (schema, example) = schema_and_example(2);
+        let v = HostileVariants::new(&schema, &example);
+        assert!(!v.sampled());
+        let all: Vec<Value> = v.collect();
+        let h = crate::generate::hostile_strings();
+        assert_eq!(all.len(), 2 * h.len());
+        // Property-major, every hostile string in order.
+        assert_eq!(all[0]["p0000"], json!(h[0]));
+        assert_eq!(all[h.len()]["p0001"], json!(h[0]));
+        assert_eq!(all[h.len() - 1]["p0000"], json!(h[h.len() - 1]));
+    }
+
+    #[test]
+    fn hostile_variants_are_capped_and_spread_for_a_thousand_properties() {
+        let (schema, example) = schema_and_example(1000);
+        let v = HostileVariants::new(&schema, &example);
+        assert!(v.sampled());
+        assert_eq!(
+            v.combinations(),
+            1000 * crate::generate::hostile_strings().len()
+        );
+        let all: Vec<Value> = v.collect();
+        assert!(all.len() <= HOSTILE_CASES, "{}", all.len());
+        assert!(all.len() > HOSTILE_CASES / 2, "{}", all.len());
+        // The last properties get hostile strings too, and not always the same one.
+        let hostile_in = |v: &Value| {
+            v.as_object()
+                .and_then(|m| m.iter().find(|(_, x)| *x != "a"))
+                .map(|(k, x)| (k.clone(), x.clone()))
+        };
+        let picked: Vec<(String, Value)> = all.iter().filter_map(hostile_in).collect();
+        assert!(picked.iter().any(|(k, _)| k.starts_with("p09")));
+        let strings: std::collections::HashSet<String> =
+            picked.iter().map(|(_, x)| x.to_string()).collect();
+        assert!(strings.len() > 10, "{}", strings.len());
+    }
+}
