@@ -388,6 +388,14 @@ struct CommonArgs {
     #[arg(long, value_name = "MS", default_value_t = 20_000)]
     tool_budget_ms: u64,
 
+    /// Time budget of the whole generated phase, in milliseconds. Each tool gets at most its
+    /// fair share of what is left (left / tools left, capped by --tool-budget-ms), so a
+    /// server with thousands of tools has every tool covered by a few cases instead of the
+    /// first ones by all of theirs; tools not reached when it is spent are listed as skipped
+    /// (report: summary.generated[].skipped).
+    #[arg(long, value_name = "MS", default_value_t = 120_000)]
+    generated_budget_ms: u64,
+
     /// Skip the generated phase (schema-driven valid and invalid arguments).
     #[arg(long)]
     skip_generated: bool,
@@ -607,6 +615,7 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.generated = !args.skip_generated;
     config.cases = args.cases;
     config.tool_budget = Duration::from_millis(args.tool_budget_ms);
+    config.generated_budget = Duration::from_millis(args.generated_budget_ms);
     config.replays.clone_from(&args.replays);
     config.max_restarts = args.max_restarts;
     config.faults.upstream_env.clone_from(&args.upstream_env);

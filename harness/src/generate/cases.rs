@@ -129,6 +129,9 @@ pub(crate) struct Site {
     alts: Vec<usize>,
     steps: Vec<Step>,
     kind: Kind,
+    /// The work of realising the site: 1 + the members of every object (and the prefix
+    /// items of every array) on its path, which are built around it.
+    cost: usize,
 }
 
 /// `(keyword, description, instance pointer relative to the site)`.
@@ -148,6 +151,9 @@ const MAX_SITE_DEPTH: usize = 6;
 /// Invalid strings longer than this are built directly (`aaa...`), not through strategies.
 const LONG_STRING: u64 = 4096;
 const MAX_SITES: usize = 400;
+/// Most sites enumerated before sampling ([`MAX_SITES`] of them, within
+/// [`crate::generate::GenOptions::max_site_work`], spread evenly).
+const MAX_SITES_SCAN: usize = 20_000;
 
 fn pointer_of(steps: &[Step]) -> String {
     steps
@@ -172,17 +178,51 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 impl Ctx {
-    /// Enumerates the sites of `node` (`valid_edges` adds the boundary phase's valid edges).
+    /// Enumerates the sites of `node` (`valid_edges` adds the boundary phase's valid edges):
+    /// at most [`MAX_SITES`], of total cost at most `max_site_work`, spread evenly over all
+    /// of them when there are more (each sampling recorded as a budget note).
     pub(crate) fn sites(&self, node: &Node, valid_edges: bool) -> Vec<Site> {
         let mut out = Vec::new();
         self.sites_rec(
             node,
             &mut Vec::new(),
             &mut Vec::new(),
+            0,
             valid_edges,
             &mut out,
         );
-        out
+        let total: usize = out.iter().map(|s| s.cost).sum();
+        let budget = self.opts.max_site_work.max(1);
+        if out.len() <= MAX_SITES && total <= budget {
+            return out;
+        }
+        // Keep `keep` sites spread evenly, fewer while their cost is over the budget.
+        let n = out.len();
+        let mean = total.div_ceil(n).max(1);
+        let mut keep = n.min(MAX_SITES).min((budget / mean).max(1));
+        let pick = |keep: usize| -> Vec<usize> { (0..keep).map(|i| i * n / keep).collect() };
+        let mut idx = pick(keep);
+        while keep > 1 && idx.iter().map(|&i| out[i].cost).sum::<usize>() > budget {
+            keep = keep * 3 / 4;
+            idx = pick(keep);
+        }
+        let scanned = if n >= MAX_SITES_SCAN {
+            format!("at least {n}")
+        } else {
+            n.to_string()
+        };
+        self.budget_note(
+            "",
+            if valid_edges { "boundary" } else { "invalid" },
+            format!(
+                "{} case sites: {} of {scanned} used, spread evenly (work {total} members \
+                 and items over max_site_work {budget}, or more than {MAX_SITES} sites)",
+                if valid_edges { "boundary" } else { "invalid" },
+                idx.len()
+            ),
+        );
+        let mut out: Vec<Option<Site>> = out.into_iter().map(Some).collect();
+        idx.into_iter().filter_map(|i| out[i].take()).collect()
     }
 
     fn sites_rec(
@@ -190,11 +230,12 @@ impl Ctx {
         node: &Node,
         alts: &mut Vec<usize>,
         steps: &mut Vec<Step>,
+        cost: usize,
         valid_edges: bool,
         out: &mut Vec<Site>,
     ) {
         for (ai, s) in node.alts.iter().enumerate() {
-            if out.len() >= MAX_SITES {
+            if out.len() >= MAX_SITES_SCAN || self.opts.past_deadline() {
                 return;
             }
             alts.push(ai);
@@ -207,6 +248,7 @@ impl Ctx {
                     alts: alts.clone(),
                     steps: steps.clone(),
                     kind,
+                    cost: cost + 1,
                 });
             };
             if s.types != ty::ALL && (root || s.types | ty::NULL != ty::ALL) {
@@ -230,7 +272,8 @@ impl Ctx {
                             continue;
                         }
                         steps.push(Step::Prop(name.clone()));
-                        self.sites_rec(child, alts, steps, valid_edges, out);
+                        let cost = cost + s.obj.props.len();
+                        self.sites_rec(child, alts, steps, cost, valid_edges, out);
                         steps.pop();
                     }
                 }
@@ -241,7 +284,7 @@ impl Ctx {
                             continue;
                         }
                         steps.push(Step::Item(i));
-                        self.sites_rec(child, alts, steps, valid_edges, out);
+                        self.sites_rec(child, alts, steps, cost + plen, valid_edges, out);
                         steps.pop();
                     }
                     if let Some(items) = s.arr.items.as_deref()
@@ -250,7 +293,7 @@ impl Ctx {
                         && s.arr.max.is_none_or(|m| m > plen as u64)
                     {
                         steps.push(Step::Item(plen));
-                        self.sites_rec(items, alts, steps, valid_edges, out);
+                        self.sites_rec(items, alts, steps, cost + plen + 1, valid_edges, out);
                         steps.pop();
                     }
                 }
@@ -1061,6 +1104,14 @@ impl Ctx {
         // constraints get their share.
         let mut parts: Vec<(u32, BoxedStrategy<(Value, Violation)>)> = Vec::new();
         for (idx, site) in self.sites(root, false).into_iter().enumerate() {
+            if self.opts.past_deadline() {
+                self.budget_note(
+                    "",
+                    "invalid",
+                    format!("invalid case sites: the generation deadline passed after {idx}"),
+                );
+                break;
+            }
             let Some(st) = self.site_strat(root, &site.alts, &site.steps, &site.kind) else {
                 continue;
             };
@@ -1138,7 +1189,15 @@ impl Ctx {
                 label: "example: required properties only".into(),
             });
         }
-        for site in self.sites(root, true) {
+        for (idx, site) in self.sites(root, true).into_iter().enumerate() {
+            if self.opts.past_deadline() {
+                self.budget_note(
+                    "",
+                    "boundary",
+                    format!("boundary case sites: the generation deadline passed after {idx}"),
+                );
+                break;
+            }
             let Some((v, viol)) = self.site_ex(root, &site.alts, &site.steps, &site.kind) else {
                 continue;
             };

@@ -74,6 +74,14 @@ pub enum GenError {
 }
 
 impl GenError {
+    /// `true` when the error is one of mcp-chaos's generation budgets (a schema too complex
+    /// or too large to generate for within [`crate::generate::GenOptions`]), not a flaw of
+    /// the schema: the tool is then skipped, with no finding.
+    #[must_use]
+    pub fn is_budget(&self) -> bool {
+        matches!(self, Self::TooComplex { .. } | Self::TooLarge { .. })
+    }
+
     /// The stable kebab-case name of the variant, for reports (`unsatisfiable`, `too-large`,
     /// ...).
     #[must_use]
@@ -112,6 +120,9 @@ pub enum NoteKind {
     Unsatisfiable,
     /// An invalid-case site was dropped because the validator never confirmed it.
     SiteDropped,
+    /// A generation budget limited the cases (an `enum` sampled, case sites sampled, the
+    /// deadline reached); the schema itself is fine. See [`crate::generate::GenOptions`].
+    Budget,
 }
 
 /// A remark about how a schema was handled, for reports ("pattern lookahead at

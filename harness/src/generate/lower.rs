@@ -61,6 +61,23 @@ pub(crate) struct Lower<'a> {
     anchors: HashMap<String, String>,
     ids: Vec<(String, String)>,
     patterns: HashMap<String, Result<Pattern, String>>,
+    /// An `enum` was sampled to [`GenOptions::max_enum_values`]: a contradiction found
+    /// afterwards may be the sample's, so it is not reported as unsatisfiable.
+    pub sampled_enum: bool,
+}
+
+/// `max` values of `a` spread evenly over it (first and last included), or all of it.
+fn spread<T: Clone>(a: &[T], max: usize) -> Vec<T> {
+    let n = a.len();
+    if n <= max {
+        return a.to_vec();
+    }
+    if max <= 1 {
+        return a.iter().take(max).cloned().collect();
+    }
+    (0..max)
+        .map(|i| a[i * (n - 1) / (max - 1)].clone())
+        .collect()
 }
 
 impl<'a> Lower<'a> {
@@ -77,6 +94,7 @@ impl<'a> Lower<'a> {
             anchors: HashMap::new(),
             ids: Vec::new(),
             patterns: HashMap::new(),
+            sampled_enum: false,
         };
         l.collect_anchors();
         l
@@ -221,6 +239,11 @@ impl<'a> Lower<'a> {
     /// Lowers the subschema `v` found at `ptr` (escaped JSON pointer).
     pub fn lower(&mut self, v: &Value, ptr: &str) -> Node {
         self.nodes += 1;
+        if self.opts.past_deadline() {
+            return Node::never(Never::complex(format!(
+                "the generation deadline passed while lowering the schema (at #{ptr})"
+            )));
+        }
         if self.nodes > self.opts.max_schema_nodes || self.nest > 150 {
             return Node::never(Never::complex(format!(
                 "schema exceeds max_schema_nodes {} (at #{ptr})",
@@ -260,7 +283,21 @@ impl<'a> Lower<'a> {
             };
         }
         if let Some(Value::Array(a)) = m.get("enum") {
-            s.enumeration = Some(a.clone());
+            let max = self.opts.max_enum_values.max(1);
+            if a.len() > max {
+                self.sampled_enum = true;
+                self.note(
+                    ptr,
+                    "enum",
+                    NoteKind::Budget,
+                    format!(
+                        "enum of {} values: generating from {max} of them, spread evenly \
+                         (max_enum_values)",
+                        a.len()
+                    ),
+                );
+            }
+            s.enumeration = Some(spread(a, max));
             s.enum_kw = "enum";
         }
         if !draft4 && let Some(c) = m.get("const") {

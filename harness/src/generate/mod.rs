@@ -184,13 +184,24 @@ impl Generator {
             None => DEFAULT_URL_BASE.to_string(),
         };
         let vals = Arc::new(validate::Validators::build(schema, opts)?);
-        let (root, notes) = {
+        let (root, notes, sampled) = {
             let mut lower = lower::Lower::new(schema, opts, &vals);
             let root = lower.lower(schema, "");
-            (root, lower.notes)
+            (root, lower.notes, lower.sampled_enum)
         };
         if root.is_never() {
-            return Err(never_to_error(root.never_reason()));
+            let never = root.never_reason();
+            if sampled && never.kind == NeverKind::Unsatisfiable {
+                // The contradiction may be the sample's, not the schema's.
+                return Err(GenError::TooComplex {
+                    reason: format!(
+                        "{} (after sampling an enum to max_enum_values {}; the full enum was \
+                         not intersected)",
+                        never.reason, opts.max_enum_values
+                    ),
+                });
+            }
+            return Err(never_to_error(never));
         }
         let g = Self {
             ctx: Arc::new(Ctx::new(vals, opts.clone(), base)),
@@ -343,6 +354,22 @@ impl Generator {
     #[must_use]
     pub fn notes(&self) -> &[Note] {
         &self.notes
+    }
+
+    /// The generation budgets that limited this schema's cases, as [`NoteKind::Budget`]
+    /// notes: those of lowering (an `enum` sampled) and those of the cases built so far by
+    /// [`Generator::boundary`] and [`Generator::invalid`] (case sites sampled, the deadline
+    /// reached). Empty for a schema within every budget.
+    #[must_use]
+    pub fn budget_notes(&self) -> Vec<Note> {
+        let mut v: Vec<Note> = self
+            .notes
+            .iter()
+            .filter(|n| n.kind == NoteKind::Budget)
+            .cloned()
+            .collect();
+        v.extend(self.ctx.budget_notes());
+        v
     }
 
     /// The keywords the generator does not construct values for (filtered instead).

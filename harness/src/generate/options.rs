@@ -50,6 +50,24 @@ pub struct GenOptions {
     /// Cap on JSON nesting depth of the schema document itself (objects and arrays). Deeper
     /// schemas are refused before the validator sees them. Default 128.
     pub max_schema_depth: usize,
+    /// Most `enum` values generation works with: a longer `enum` is sampled (that many values,
+    /// spread evenly over it, first and last included) when the schema is lowered, with a
+    /// [`crate::generate::NoteKind::Budget`] note. Values are still checked against the full
+    /// `enum` by the validator, and a contradiction found after sampling is reported as
+    /// [`crate::generate::GenError::TooComplex`], never as unsatisfiable. Default 1 024.
+    pub max_enum_values: usize,
+    /// Budget on the work of the boundary and invalid cases, in JSON members and items: each
+    /// case site costs the size of the value built around it (1 + the members of every object
+    /// on its path), and the sites of one schema are sampled evenly when their total is above
+    /// this (at most 400 sites in any case), with a `Budget` note. A 1 000-property object
+    /// thus gets about 20 sites instead of 400 copies of itself. Default 20 000.
+    pub max_site_work: usize,
+    /// When the work of building a generator must stop (lowering, probing, boundary cases,
+    /// invalid-case sites): past it, lowering fails with
+    /// [`crate::generate::GenError::TooComplex`], while the boundary cases and invalid-case
+    /// sites found so far are kept (with a `Budget` note). Checked at every schema node and
+    /// case site. Default `None` (no deadline).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for GenOptions {
@@ -67,11 +85,21 @@ impl Default for GenOptions {
             max_schema_nodes: 20_000,
             max_alternatives: 64,
             max_schema_depth: 128,
+            max_enum_values: 1024,
+            max_site_work: 20_000,
+            deadline: None,
         }
     }
 }
 
 impl GenOptions {
+    /// `true` once [`GenOptions::deadline`] has passed.
+    #[must_use]
+    pub fn past_deadline(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+    }
+
     /// Shorthand for `GenOptions { url_base: Some(base.into()), ..Default::default() }`.
     #[must_use]
     pub fn with_url_base(base: impl Into<String>) -> Self {

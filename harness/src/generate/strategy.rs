@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use super::any::AnyJson;
 use super::chars::{Alphabet, Chars};
 use super::checked::{Checked, OnExhaust};
+use super::error::{Note, NoteKind};
 use super::format::{self, Hint};
 use super::hostile;
 use super::ir::{Node, Shape, all_unique, div_ceil, div_floor, json_eq, ty};
@@ -31,6 +32,8 @@ pub(crate) struct Ctx {
     /// Loopback URL base without a trailing slash.
     pub base: String,
     patterns: Mutex<HashMap<String, Result<Pattern, String>>>,
+    /// Budget notes made while building cases (sites sampled, the deadline reached).
+    budget_notes: Mutex<Vec<Note>>,
 }
 
 impl std::fmt::Debug for Ctx {
@@ -50,7 +53,36 @@ impl Ctx {
             opts,
             base,
             patterns: Mutex::new(HashMap::new()),
+            budget_notes: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Records a [`NoteKind::Budget`] note (once per pointer and keyword).
+    pub fn budget_note(&self, pointer: &str, keyword: &str, message: String) {
+        let mut notes = self
+            .budget_notes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let pointer = format!("#{pointer}");
+        if !notes
+            .iter()
+            .any(|n| n.pointer == pointer && n.keyword == keyword)
+        {
+            notes.push(Note {
+                pointer,
+                keyword: keyword.to_owned(),
+                kind: NoteKind::Budget,
+                message,
+            });
+        }
+    }
+
+    /// The budget notes made so far while building cases.
+    pub fn budget_notes(&self) -> Vec<Note> {
+        self.budget_notes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// A compiled pattern (cached).

@@ -1018,3 +1018,162 @@ fn unsatisfiable_verdicts_are_sound() {
     }
     assert!(verdicts > 0);
 }
+
+// Budgets (issue 12): a schema within every budget generates as before, with no budget note;
+// one over a budget is cut, and the note (or error) names the budget.
+
+/// An object schema of `n` required string properties `p0000`, `p0001`, ...
+fn required_props(n: usize) -> Value {
+    let props: serde_json::Map<String, Value> = (0..n)
+        .map(|i| {
+            (
+                format!("p{i:04}"),
+                json!({"type": "string", "maxLength": 8}),
+            )
+        })
+        .collect();
+    let req: Vec<String> = (0..n).map(|i| format!("p{i:04}")).collect();
+    json!({"type": "object", "properties": props, "required": req})
+}
+
+fn enum_schema(n: usize) -> Value {
+    let values: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+    json!({"type": "object", "properties": {"choice": {"type": "string", "enum": values}},
+           "required": ["choice"]})
+}
+
+#[test]
+fn a_small_enum_is_used_whole_and_noted_nowhere() {
+    let g = generator(&enum_schema(10));
+    assert!(g.budget_notes().is_empty(), "{:?}", g.budget_notes());
+    let seen: std::collections::HashSet<String> = values(&enum_schema(10), 200)
+        .iter()
+        .map(|v| v["choice"].as_str().expect("a string").to_owned())
+        .collect();
+    assert_eq!(
+        seen.len(),
+        10,
+        "every value of a small enum is generated: {seen:?}"
+    );
+}
+
+#[test]
+fn an_enum_over_max_enum_values_is_sampled_evenly_with_a_budget_note() {
+    let opts = GenOptions {
+        max_enum_values: 8,
+        ..GenOptions::default()
+    };
+    let schema = enum_schema(1000);
+    let g = Generator::new(&schema, &opts).expect("a generator");
+    let notes = g.budget_notes();
+    assert!(
+        notes.iter().any(|n| n.keyword == "enum"
+            && n.message.contains("1000 values")
+            && n.pointer == "#/properties/choice"),
+        "{notes:?}"
+    );
+    let seen: std::collections::HashSet<String> = values_with(&schema, 200, &opts)
+        .iter()
+        .map(|v| v["choice"].as_str().expect("a string").to_owned())
+        .collect();
+    assert!(seen.len() <= 8, "{seen:?}");
+    // Spread over the enum: its first and last values are in the sample.
+    assert!(seen.contains("v0") && seen.contains("v999"), "{seen:?}");
+}
+
+#[test]
+fn a_contradiction_after_sampling_an_enum_is_too_complex_not_unsatisfiable() {
+    let opts = GenOptions {
+        max_enum_values: 4,
+        ..GenOptions::default()
+    };
+    // v1 is in both enums, but not in the 4-value sample of the first one.
+    let values: Vec<String> = (0..100).map(|i| format!("v{i}")).collect();
+    let schema = json!({"allOf": [{"enum": values}, {"enum": ["v1"]}]});
+    assert!(Generator::new(&schema, &GenOptions::default()).is_ok());
+    let err = Generator::new(&schema, &opts).expect_err("the sample misses v1");
+    assert!(
+        matches!(&err, GenError::TooComplex { reason } if reason.contains("max_enum_values")),
+        "{err}"
+    );
+    assert!(err.is_budget());
+}
+
+#[test]
+fn a_few_properties_keep_every_case_site() {
+    let g = generator(&required_props(3));
+    let cases = g.boundary().expect("cases");
+    let _ = g.invalid().expect("invalid cases");
+    assert!(g.budget_notes().is_empty(), "{:?}", g.budget_notes());
+    for p in ["p0000", "p0001", "p0002"] {
+        assert!(
+            cases
+                .iter()
+                .any(|c| matches!(c, Case::Invalid { violation, .. }
+                if violation.description.contains(p) || violation.pointer == format!("/{p}"))),
+            "no boundary case for {p}"
+        );
+    }
+}
+
+#[test]
+fn a_thousand_required_properties_get_sites_sampled_within_max_site_work() {
+    let schema = required_props(1000);
+    let g = generator(&schema);
+    let cases = g.boundary().expect("cases");
+    let _ = g.invalid().expect("invalid cases");
+    let notes = g.budget_notes();
+    for kw in ["boundary", "invalid"] {
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.keyword == kw && n.message.contains("max_site_work")),
+            "{kw}: {notes:?}"
+        );
+    }
+    // About max_site_work / 800 (the mean site cost) sites instead of 400, spread over the
+    // properties (not the first few only).
+    assert!(cases.len() <= 32, "{} cases", cases.len());
+    let described: Vec<String> = cases
+        .iter()
+        .map(|c| match c {
+            Case::Invalid { violation, .. } => {
+                format!("{} {}", violation.pointer, violation.description)
+            }
+            Case::Valid { label, .. } => label.clone(),
+        })
+        .collect();
+    let late = described.iter().any(|d| d.contains("/p09"));
+    assert!(late, "no case reaches the last properties: {described:?}");
+}
+
+#[test]
+fn a_passed_deadline_cuts_lowering_with_too_complex() {
+    let opts = GenOptions {
+        deadline: Some(std::time::Instant::now()),
+        ..GenOptions::default()
+    };
+    let err = Generator::new(&required_props(3), &opts).expect_err("the deadline passed");
+    assert!(
+        matches!(&err, GenError::TooComplex { reason } if reason.contains("deadline")),
+        "{err}"
+    );
+    assert!(err.is_budget());
+    let later = GenOptions {
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(60)),
+        ..GenOptions::default()
+    };
+    let g = Generator::new(&required_props(3), &later).expect("within the deadline");
+    assert!(!g.boundary().expect("cases").is_empty());
+    assert!(g.budget_notes().is_empty());
+}
+
+#[test]
+fn unsatisfiable_is_not_a_budget_error() {
+    let err = Generator::new(
+        &json!({"type": "integer", "minimum": 5, "maximum": 1}),
+        &GenOptions::default(),
+    )
+    .expect_err("unsatisfiable");
+    assert!(!err.is_budget(), "{err}");
+}

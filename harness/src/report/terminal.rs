@@ -67,15 +67,32 @@ impl Progress {
                     "{tool}: calling it under {faults} upstream fault profiles"
                 ));
             }
-            Event::ToolGenerated { phase } => self.line(&format!(
-                "{}: {} generated calls in {:.1} s{}",
-                phase.tool,
-                phase.calls,
-                phase.elapsed_ms as f64 / 1000.0,
-                phase
-                    .cut
-                    .map(|c| format!(" (cut short: {c})"))
-                    .unwrap_or_default()
+            Event::ToolGenerated { phase } => match &phase.skipped {
+                Some(why) => self.line(&format!("{}: not generated for ({why})", phase.tool)),
+                None => self.line(&format!(
+                    "{}: {} generated calls in {:.1} s{}{}",
+                    phase.tool,
+                    phase.calls,
+                    phase.elapsed_ms as f64 / 1000.0,
+                    phase
+                        .cut
+                        .map(|c| format!(" (cut short: {c})"))
+                        .unwrap_or_default(),
+                    if phase.limits.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (within budgets: {})", phase.limits.join("; "))
+                    }
+                )),
+            },
+            Event::GeneratedBudgetSpent {
+                covered,
+                skipped,
+                budget_ms,
+            } => self.line(&format!(
+                "generated phase: its budget of {:.0} s (--generated-budget-ms) is spent after \
+                 {covered} tools; {skipped} tools not generated for (listed in the report)",
+                *budget_ms as f64 / 1000.0
             )),
             Event::VersionSkipped { version } => {
                 self.line(&format!("the server does not speak {version}; skipped"));

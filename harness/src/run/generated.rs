@@ -26,6 +26,18 @@ pub const SHRINK_TIME: Duration = Duration::from_secs(30);
 /// Most boundary cases per tool.
 pub const BOUNDARY_CASES: usize = 48;
 
+/// Most time spent building one tool's generator (lowering its schema, probing it, its
+/// boundary cases and invalid-case sites) before the tool is skipped as over budget; less when
+/// the tool's share of the phase's budget is smaller.
+pub const GEN_SETUP_TIME: Duration = Duration::from_secs(5);
+
+/// How one tool's generated phase ended.
+struct ToolDone {
+    cut: Option<&'static str>,
+    skipped: Option<String>,
+    limits: Vec<String>,
+}
+
 /// What one generated call produced.
 struct CaseOutcome {
     exchange: Exchange,
@@ -76,29 +88,73 @@ pub fn schema_for(input_schema: &Value, version: ProtocolVersion) -> Value {
 
 impl Campaign<'_> {
     /// Runs the generated phase for every tool (`valid` valid and `invalid` invalid random
-    /// cases per tool, after its boundary and hostile cases), within the per-tool time budget.
+    /// cases per tool, after its boundary and hostile cases), within the per-tool time budget
+    /// and the phase's budget: each tool gets at most `left / tools left` of
+    /// [`super::RunConfig::generated_budget`], and the tools not reached when it is spent are
+    /// recorded as skipped.
     pub(super) async fn generated_phase(
         &mut self,
         tools: &[(String, Value, String)],
         valid: usize,
         invalid: usize,
     ) {
-        for (name, schema, url) in tools {
+        let phase_started = Instant::now();
+        let phase_budget = self.config.generated_budget;
+        for (i, (name, schema, url)) in tools.iter().enumerate() {
             if self.gave_up {
                 break;
             }
+            let left = phase_budget.saturating_sub(phase_started.elapsed());
+            if left.is_zero() {
+                self.budget_spent(&tools[i..], i, phase_budget);
+                break;
+            }
+            let share = left
+                .checked_div(u32::try_from(tools.len() - i).unwrap_or(u32::MAX))
+                .unwrap_or(left)
+                .min(self.config.tool_budget);
             let started = Instant::now();
             let calls = self.summary.tool_calls;
-            let cut = self.generate_tool(name, schema, url, valid, invalid).await;
+            let done = self
+                .generate_tool(name, schema, url, valid, invalid, share)
+                .await;
             self.tool_deadline = None;
             let phase = super::ToolGenerated {
                 tool: name.clone(),
                 calls: self.summary.tool_calls - calls,
                 elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-                cut,
+                cut: done.cut,
+                skipped: done.skipped,
+                limits: done.limits,
             };
             (self.on_event)(&Event::ToolGenerated { phase: &phase });
             self.summary.generated.push(phase);
+            // Let other tasks (signal handling, the server's readers) run between tools.
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// Records `rest` (the tools after the first `covered`) as skipped: the generated phase's
+    /// budget was spent before their turn.
+    fn budget_spent(&mut self, rest: &[(String, Value, String)], covered: usize, budget: Duration) {
+        let reason = format!(
+            "the generated phase's budget (--generated-budget-ms {}) was spent before its turn",
+            budget.as_millis()
+        );
+        (self.on_event)(&Event::GeneratedBudgetSpent {
+            covered,
+            skipped: rest.len(),
+            budget_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+        });
+        for (name, ..) in rest {
+            self.summary.generated.push(super::ToolGenerated {
+                tool: name.clone(),
+                calls: 0,
+                elapsed_ms: 0,
+                cut: None,
+                skipped: Some(reason.clone()),
+                limits: Vec::new(),
+            });
         }
     }
 
@@ -109,27 +165,39 @@ impl Campaign<'_> {
         url_base: &str,
         valid: usize,
         invalid: usize,
-    ) -> Option<&'static str> {
+        budget: Duration,
+    ) -> ToolDone {
         let version = self.context().version;
         let schema = schema_for(input_schema, version);
-        let opts = GenOptions::with_url_base(url_base);
+        let started = Instant::now();
+        let mut opts = GenOptions::with_url_base(url_base);
+        // Building the generator (lowering, probing, the boundary cases, the invalid-case
+        // sites) stops at the tool's budget, bounded by GEN_SETUP_TIME.
+        opts.deadline = Some(started + budget.min(GEN_SETUP_TIME));
         let generator = match Generator::new(&schema, &opts) {
             Ok(g) => g,
             Err(e) => {
-                self.schema_finding(tool, &e);
-                return None;
+                let skipped = format!("{}: {e}", e.kind());
+                if !e.is_budget() {
+                    self.schema_finding(tool, &e);
+                }
+                return ToolDone {
+                    cut: None,
+                    skipped: Some(skipped),
+                    limits: Vec::new(),
+                };
             }
         };
-        let started = Instant::now();
-        let budget = self.config.tool_budget;
         self.tool_deadline = Some(started + budget);
-        let over = |started: Instant| started.elapsed() >= budget;
+        let over = || started.elapsed() >= budget;
         // Set when a case missed its deadline: the tool's remaining cases are skipped.
         let mut stalled = false;
+        // At least one case runs, whatever the share of the phase's budget.
+        let mut ran = false;
         // 1. Boundary cases (deterministic).
         if let Ok(cases) = generator.boundary() {
             for case in cases.into_iter().take(BOUNDARY_CASES) {
-                if self.gave_up || stalled || over(started) {
+                if self.gave_up || stalled || (ran && over()) {
                     break;
                 }
                 let (value, violation) = match case {
@@ -139,6 +207,7 @@ impl Campaign<'_> {
                 if self.already_called(tool, &value) {
                     continue;
                 }
+                ran = true;
                 let outcome = self.run_case(tool, value, violation, "boundary").await;
                 stalled |= outcome.missed;
                 let outcome = self.finalize(outcome);
@@ -148,14 +217,24 @@ impl Campaign<'_> {
         // 2. Hostile strings (NUL, RTL marks, emoji, path traversal, SQL and shell
         //    metacharacters, templates, a 1 MiB string) in each top-level string property of
         //    a small valid value, where the schema admits them.
+        let mut hostile_limit = None;
         if let Ok(example) = generator.example() {
-            for (_, value) in hostile_variants(&generator, input_schema, &example) {
-                if self.gave_up || stalled || over(started) {
+            let variants = HostileVariants::new(input_schema, &example);
+            if variants.sampled() {
+                hostile_limit = Some(format!(
+                    "hostile strings: {} of {} property × string combinations, spread evenly",
+                    HOSTILE_CASES,
+                    variants.combinations()
+                ));
+            }
+            for value in variants.filter(|v| generator.is_valid(v)) {
+                if self.gave_up || stalled || (ran && over()) {
                     break;
                 }
                 if self.already_called(tool, &value) {
                     continue;
                 }
+                ran = true;
                 let outcome = self.run_case(tool, value, None, "hostile").await;
                 stalled |= outcome.missed;
                 let outcome = self.finalize(outcome);
@@ -169,7 +248,7 @@ impl Campaign<'_> {
         // 3. Random valid arguments.
         if let Ok(strategy) = generator.valid() {
             for _ in 0..valid {
-                if self.gave_up || stalled || over(started) {
+                if self.gave_up || stalled || (ran && over()) {
                     break;
                 }
                 let Ok(mut tree) = strategy.new_tree(&mut runner) else {
@@ -179,6 +258,7 @@ impl Campaign<'_> {
                 if self.already_called(tool, &value) {
                     continue;
                 }
+                ran = true;
                 let outcome = self.run_case(tool, value, None, "random").await;
                 stalled |= outcome.missed;
                 let outcome = self
@@ -195,7 +275,7 @@ impl Campaign<'_> {
         // 4. Random arguments breaking one constraint.
         if let Ok(strategy) = generator.invalid() {
             for _ in 0..invalid {
-                if self.gave_up || stalled || over(started) {
+                if self.gave_up || stalled || (ran && over()) {
                     break;
                 }
                 let Ok(mut tree) = strategy.new_tree(&mut runner) else {
@@ -205,6 +285,7 @@ impl Campaign<'_> {
                 if self.already_called(tool, &value) {
                     continue;
                 }
+                ran = true;
                 let outcome = self.run_case(tool, value, Some(violation), "random").await;
                 stalled |= outcome.missed;
                 let outcome = self
@@ -221,12 +302,23 @@ impl Campaign<'_> {
                 self.add(outcome.findings);
             }
         }
-        if stalled {
+        let cut = if stalled {
             Some("deadline missed")
-        } else if over(started) {
+        } else if over() {
             Some("time budget")
         } else {
             None
+        };
+        let mut limits: Vec<String> = generator
+            .budget_notes()
+            .iter()
+            .map(|n| format!("{} at {}", n.message, n.pointer))
+            .collect();
+        limits.extend(hostile_limit);
+        ToolDone {
+            cut,
+            skipped: None,
+            limits,
         }
     }
 
@@ -287,6 +379,8 @@ impl Campaign<'_> {
                 missed: false,
             };
         };
+        // Generating a value is synchronous work: let other tasks run between calls.
+        tokio::task::yield_now().await;
         let exchange = session
             .call_tool_within(probe, tool, &arguments, max_wait)
             .await;
@@ -410,37 +504,74 @@ impl Campaign<'_> {
     }
 }
 
-/// Each hostile string put into each top-level string property of `example`, when the result
-/// still satisfies the schema.
-fn hostile_variants(
-    generator: &Generator,
-    input_schema: &Value,
-    example: &Value,
-) -> Vec<(String, Value)> {
-    let Some(props) = input_schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (name, schema) in props {
-        let is_string = match schema.get("type") {
-            Some(Value::String(t)) => t == "string",
-            Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
-            _ => false,
-        };
-        if !is_string {
-            continue;
-        }
-        for hostile in crate::generate::hostile_strings() {
-            let mut value = example.clone();
-            if let Some(obj) = value.as_object_mut() {
-                obj.insert(name.clone(), Value::from(*hostile));
-            }
-            if generator.is_valid(&value) {
-                out.push((name.clone(), value));
-            }
+/// Most hostile-string cases per tool: when a schema has more top-level string properties ×
+/// hostile strings than this, that many combinations are taken, spread evenly.
+pub const HOSTILE_CASES: usize = 128;
+
+/// Each hostile string put into each top-level string property of `example` (built one at a
+/// time, as iterated; the caller keeps those that satisfy the schema): every combination, or
+/// [`HOSTILE_CASES`] of them spread evenly when there are more.
+struct HostileVariants<'a> {
+    example: &'a Value,
+    props: Vec<&'a String>,
+    next: usize,
+    stride: usize,
+}
+
+impl<'a> HostileVariants<'a> {
+    fn new(input_schema: &'a Value, example: &'a Value) -> Self {
+        let props: Vec<&String> = input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| {
+                props
+                    .iter()
+                    .filter(|(_, schema)| match schema.get("type") {
+                        Some(Value::String(t)) => t == "string",
+                        Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+                        _ => false,
+                    })
+                    .map(|(name, _)| name)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let n = props.len() * crate::generate::hostile_strings().len();
+        Self {
+            example,
+            props,
+            next: 0,
+            stride: n.div_ceil(HOSTILE_CASES).max(1),
         }
     }
-    out
+
+    /// How many property × hostile string combinations there are.
+    fn combinations(&self) -> usize {
+        self.props.len() * crate::generate::hostile_strings().len()
+    }
+
+    /// Whether only some of them are taken.
+    fn sampled(&self) -> bool {
+        self.stride > 1
+    }
+}
+
+impl Iterator for HostileVariants<'_> {
+    type Item = Value;
+
+    fn next(&mut self) -> Option<Value> {
+        let hostile = crate::generate::hostile_strings();
+        let i = self.next;
+        if i >= self.combinations() {
+            return None;
+        }
+        self.next += self.stride;
+        let (name, s) = (self.props[i / hostile.len()], hostile[i % hostile.len()]);
+        let mut value = self.example.clone();
+        if let Some(obj) = value.as_object_mut() {
+            obj.insert(name.clone(), Value::from(s));
+        }
+        Some(value)
+    }
 }
 
 fn dead_exchange(probe: Probe) -> Exchange {
@@ -454,5 +585,61 @@ fn dead_exchange(probe: Probe) -> Exchange {
         elapsed: Duration::ZERO,
         timeout_ms: 0,
         fault: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema_and_example(n: usize) -> (Value, Value) {
+        let props: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("p{i:04}"), json!({"type": "string"})))
+            .collect();
+        let example: serde_json::Map<String, Value> =
+            (0..n).map(|i| (format!("p{i:04}"), json!("a"))).collect();
+        (
+            json!({"type": "object", "properties": props}),
+            Value::Object(example),
+        )
+    }
+
+    #[test]
+    fn hostile_variants_are_every_combination_for_a_small_schema() {
+        let (schema, example) = schema_and_example(2);
+        let v = HostileVariants::new(&schema, &example);
+        assert!(!v.sampled());
+        let all: Vec<Value> = v.collect();
+        let h = crate::generate::hostile_strings();
+        assert_eq!(all.len(), 2 * h.len());
+        // Property-major, every hostile string in order.
+        assert_eq!(all[0]["p0000"], json!(h[0]));
+        assert_eq!(all[h.len()]["p0001"], json!(h[0]));
+        assert_eq!(all[h.len() - 1]["p0000"], json!(h[h.len() - 1]));
+    }
+
+    #[test]
+    fn hostile_variants_are_capped_and_spread_for_a_thousand_properties() {
+        let (schema, example) = schema_and_example(1000);
+        let v = HostileVariants::new(&schema, &example);
+        assert!(v.sampled());
+        assert_eq!(
+            v.combinations(),
+            1000 * crate::generate::hostile_strings().len()
+        );
+        let all: Vec<Value> = v.collect();
+        assert!(all.len() <= HOSTILE_CASES, "{}", all.len());
+        assert!(all.len() > HOSTILE_CASES / 2, "{}", all.len());
+        // The last properties get hostile strings too, and not always the same one.
+        let hostile_in = |v: &Value| {
+            v.as_object()
+                .and_then(|m| m.iter().find(|(_, x)| *x != "a"))
+                .map(|(k, x)| (k.clone(), x.clone()))
+        };
+        let picked: Vec<(String, Value)> = all.iter().filter_map(hostile_in).collect();
+        assert!(picked.iter().any(|(k, _)| k.starts_with("p09")));
+        let strings: std::collections::HashSet<String> =
+            picked.iter().map(|(_, x)| x.to_string()).collect();
+        assert!(strings.len() > 10, "{}", strings.len());
     }
 }

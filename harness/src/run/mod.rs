@@ -128,6 +128,10 @@ pub struct RunConfig {
     pub cases: usize,
     /// Time budget of the generated phase per tool.
     pub tool_budget: Duration,
+    /// Time budget of the whole generated phase: each tool gets at most its fair share of
+    /// what is left (`left / tools left`, capped by `tool_budget`), and the tools not reached
+    /// when it is spent are listed as skipped in [`Summary::generated`].
+    pub generated_budget: Duration,
     /// Where replay files of generated findings are written, if anywhere.
     pub replays: Option<std::path::PathBuf>,
     /// How many times a server that died is restarted before the run gives up.
@@ -157,6 +161,7 @@ impl RunConfig {
             generated: true,
             cases: 64,
             tool_budget: Duration::from_secs(20),
+            generated_budget: Duration::from_secs(120),
             replays: None,
             max_restarts: 10,
             url: args::CLOSED_LOOPBACK_URL.to_owned(),
@@ -221,6 +226,16 @@ pub enum Event<'a> {
     ToolGenerated {
         /// What it did.
         phase: &'a ToolGenerated,
+    },
+    /// The generated phase's budget (`--generated-budget-ms`) was spent: `covered` tools were
+    /// generated for, the `skipped` others are listed in [`Summary::generated`] as skipped.
+    GeneratedBudgetSpent {
+        /// Tools whose generated phase ran.
+        covered: usize,
+        /// Tools not reached.
+        skipped: usize,
+        /// The budget, in ms.
+        budget_ms: u64,
     },
     /// `--protocol-version all` skipped a version the server does not speak.
     VersionSkipped {
@@ -305,9 +320,19 @@ pub struct ToolGenerated {
     pub calls: u64,
     /// Wall time of the tool's generated phase, in ms (shrinking and restarts included).
     pub elapsed_ms: u64,
-    /// Why it ended before its last case: `"time budget"` (`--tool-budget-ms` ran out) or
-    /// `"deadline missed"` (a call went unanswered; the tool's other cases were skipped).
+    /// Why it ended before its last case: `"time budget"` (`--tool-budget-ms` ran out, or
+    /// the tool's share of `--generated-budget-ms`) or `"deadline missed"` (a call went
+    /// unanswered; the tool's other cases were skipped).
     pub cut: Option<&'static str>,
+    /// Why no argument was generated for the tool at all (its `inputSchema` is over a
+    /// generation budget or has no instance, or the generated phase's budget was spent before
+    /// its turn); `calls` is then 0. Left out of the JSON when the tool was generated for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// The generation budgets that limited the tool's cases (an `enum` sampled, invalid-case
+    /// sites sampled, ...), one sentence each; left out of the JSON when none did.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<String>,
 }
 
 /// The result of a run: the shape of `--report-json`.

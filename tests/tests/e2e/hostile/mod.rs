@@ -94,18 +94,18 @@ rows! {
     /// The stream is cut when it passes --max-frame-bytes in total (16 MiB by default).
     sse_500mb_stream: Http("http_sse_500mb.py --shape many-events"), 120 s,
         [Finding("oversize-frame"), NoFinding("no-response")];
-    #[ignore = "issue 12: still generating after 600 s (killed), peak RSS 327 MiB, no report"]
     schema_bomb: Stdio("schema_bomb.py"), 180 s,
-        [Pending("schema budgets: each pathological schema a finding or a skip")];
+        [Check("each pathological schema skipped with a reason or generated within budget",
+               pathological_tools_budgeted),
+         Check("every tool generated for or skipped with a reason", every_tool_accounted)];
     schema_recursive_ref: Stdio("schema_bomb.py --only recursive-ref"), 120 s, [];
     schema_enum_100k: Stdio("schema_bomb.py --only enum"), 120 s, [];
     schema_redos: Stdio("schema_bomb.py --only redos"), 120 s, [];
-    #[ignore = "issue 12: still generating after 600 s (killed), peak RSS 380 MiB, no report"]
     schema_required_1000: Stdio("schema_bomb.py --only required"), 120 s,
-        [Pending("a budget on generating for 1 000 required properties: a finding or a skip")];
-    #[ignore = "issue 12: 574 s"]
+        [Check("each pathological schema skipped with a reason or generated within budget",
+               pathological_tools_budgeted)];
     schema_5000_tools: Stdio("schema_bomb.py --only many-tools"), 180 s,
-        [Pending("a budget on the number of tools generated for")];
+        [Check("every tool generated for or skipped with a reason", every_tool_accounted)];
     deep_nesting: Stdio("deep_nesting.py"), 120 s,
         [NoFinding("stdout-not-protocol"), NoFinding("no-response"),
          Check("the plain tools are tested", plain_tools_tested)];
@@ -221,6 +221,79 @@ fn tools_tested(o: &Outcome) -> Result<(), String> {
             report["summary"]
         )),
     }
+}
+
+/// The tools of `summary.generated` in the report, by name.
+fn generated_entries(o: &Outcome) -> Result<Vec<serde_json::Value>, String> {
+    let report = o.report.as_ref().map_err(Clone::clone)?;
+    Ok(report["summary"]["generated"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default())
+}
+
+/// Each pathological tool of `schema_bomb.py` the server listed (`recursive_ref`, `enum`,
+/// `redos`, `required`) has a generated-phase record that either ran calls or says why it was
+/// skipped; the two over a generation budget (an enum of 100 000 values, 1 000 required
+/// properties) also name the budget that limited them (`limits`) or their skip reason.
+fn pathological_tools_budgeted(o: &Outcome) -> Result<(), String> {
+    let entries = generated_entries(o)?;
+    let mut seen = 0;
+    for (tool, over_budget) in [
+        ("recursive_ref", false),
+        ("enum", true),
+        ("redos", false),
+        ("required", true),
+    ] {
+        let Some(e) = entries.iter().find(|e| e["tool"] == tool) else {
+            continue;
+        };
+        seen += 1;
+        let skipped = e["skipped"].as_str().filter(|s| !s.is_empty());
+        let calls = e["calls"].as_u64().unwrap_or(0);
+        let limits = e["limits"].as_array().map_or(0, Vec::len);
+        if skipped.is_none() && calls == 0 {
+            return Err(format!("{tool}: no call and no skip reason: {e}"));
+        }
+        if over_budget && skipped.is_none() && limits == 0 {
+            return Err(format!("{tool}: generated for with no budget named: {e}"));
+        }
+    }
+    if seen == 0 {
+        return Err(format!(
+            "no pathological tool in summary.generated ({} entries)",
+            entries.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Every listed tool has a generated-phase record (`summary.generated` as long as
+/// `summary.tools`), each with calls or a skip reason, and at least one tool was generated for.
+fn every_tool_accounted(o: &Outcome) -> Result<(), String> {
+    let report = o.report.as_ref().map_err(Clone::clone)?;
+    let tools = report["summary"]["tools"].as_u64().unwrap_or(0);
+    let entries = generated_entries(o)?;
+    if entries.len() as u64 != tools {
+        return Err(format!(
+            "{} generated-phase records for {tools} tools",
+            entries.len()
+        ));
+    }
+    let silent: Vec<&serde_json::Value> = entries
+        .iter()
+        .filter(|e| e["calls"].as_u64().unwrap_or(0) == 0 && e["skipped"].as_str().is_none())
+        .collect();
+    if let Some(e) = silent.first() {
+        return Err(format!(
+            "{} tools with neither calls nor a skip reason, e.g. {e}",
+            silent.len()
+        ));
+    }
+    if !entries.iter().any(|e| e["calls"].as_u64().unwrap_or(0) > 0) {
+        return Err("no tool was generated for".into());
+    }
+    Ok(())
 }
 
 /// The generated phase ran for the plain tools of `deep_nesting.py`.
