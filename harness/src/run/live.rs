@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{Event, Report, RunConfig, RunError, Summary, ToolGenerated};
+use super::{Event, Report, RunConfig, RunError, Summary};
 use crate::finding::{Finding, Severity};
 use crate::session::{Exchange, Outcome, Probe, ReceivedItem};
 
@@ -206,12 +206,7 @@ impl LiveRun {
                 finding.redact.clear();
                 s.report.findings.push(finding);
             }
-            Event::ToolGenerated { phase } => s.report.summary.generated.push(ToolGenerated {
-                tool: phase.tool.clone(),
-                calls: phase.calls,
-                elapsed_ms: phase.elapsed_ms,
-                cut: phase.cut,
-            }),
+            Event::ToolGenerated { phase } => s.report.summary.generated.push((*phase).clone()),
             Event::Restarted { .. } => s.report.summary.restarts += 1,
             Event::StartFailed { stderr_tail } => {
                 s.stderr_tail = tail(&crate::oracle::leaks::redact(stderr_tail, &s.secrets));
@@ -219,6 +214,7 @@ impl LiveRun {
             Event::Starting { .. }
             | Event::Step { .. }
             | Event::FaultPhase { .. }
+            | Event::GeneratedBudgetSpent { .. }
             | Event::VersionSkipped { .. } => {}
         }
     }
