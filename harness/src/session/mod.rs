@@ -8,6 +8,7 @@
 //! answered, so that a dropped frame costs one round trip rather than a full timeout.
 
 mod exchange;
+pub mod flood;
 mod many;
 
 use std::time::{Duration, Instant};
@@ -131,6 +132,8 @@ pub struct Session {
     /// A limit of mcp-chaos's own on how far progress may extend the next request's deadline
     /// (set by [`Session::call_tool_within`] for one call).
     wait_cap: Option<Duration>,
+    /// The rate of unsolicited messages, and what the current exchange keeps (see [`flood`]).
+    flood: flood::FloodMeter,
 }
 
 impl Session {
@@ -143,6 +146,23 @@ impl Session {
             negotiated: None,
             stale: std::collections::HashMap::new(),
             wait_cap: None,
+            flood: flood::FloodMeter::new(Instant::now()),
+        }
+    }
+
+    /// What the session dropped (unsolicited messages not kept), refused (server-to-client
+    /// requests over the rate limit) or could not answer (write queue full), so far.
+    pub fn dropped(&self) -> flood::Dropped {
+        self.flood.totals()
+    }
+
+    /// Ends the current exchange's recording: what it dropped, as one item at the end.
+    fn close_recording(&mut self, started: Instant, received: &mut Vec<Received>) {
+        if let Some(dropped) = self.flood.end_exchange() {
+            received.push(Received {
+                at_ms: ms_since(started),
+                item: ReceivedItem::Dropped(dropped),
+            });
         }
     }
 
@@ -364,9 +384,14 @@ impl Session {
     ) -> Exchange {
         let mut received = Vec::new();
         let started = Instant::now();
+        self.flood.start_exchange();
         // Anything that arrived since the last exchange closed (late replies, log
-        // notifications, a crash) is recorded first, at time 0.
-        while let Some(event) = self.transport.try_recv() {
+        // notifications, a crash) is recorded first, at time 0; at most what the event queue
+        // holds, so that a flood cannot keep the exchange from starting.
+        for _ in 0..LEFTOVERS_MAX {
+            let Some(event) = self.transport.try_recv() else {
+                break;
+            };
             if matches!(event, TransportEvent::Http(_)) {
                 continue;
             }
@@ -387,6 +412,7 @@ impl Session {
             timeout_ms,
             fault: None,
         };
+        self.flood.client_sent(Instant::now());
         let receipt = self
             .transport
             .send_with(&bytes, self.config.timeout, overrides)
@@ -406,6 +432,7 @@ impl Session {
                     break;
                 }
             }
+            self.close_recording(started, &mut received);
             return make(received, Outcome::SendFailed(e.to_string()), bytes);
         }
         let own_post = receipt.ok().and_then(|r| r.post);
@@ -416,7 +443,10 @@ impl Session {
             (Expect::Fenced | Expect::Response { fence: true, .. }, None) => {
                 match self.send_fence().await {
                     Ok(id) => Some(id),
-                    Err(e) => return make(received, Outcome::SendFailed(e), bytes),
+                    Err(e) => {
+                        self.close_recording(started, &mut received);
+                        return make(received, Outcome::SendFailed(e), bytes);
+                    }
                 }
             }
             (Expect::Response { fence: false, .. }, None) => None,
@@ -424,6 +454,7 @@ impl Session {
         let outcome = self
             .wait(&expect, fence, own_post, started, &mut received)
             .await;
+        self.close_recording(started, &mut received);
         make(received, outcome, bytes)
     }
 
@@ -432,6 +463,7 @@ impl Session {
         let method = self.liveness_method();
         let params = self.with_meta(None);
         let frame = wire::to_line(&wire::request(&id, method, params));
+        self.flood.client_sent(Instant::now());
         self.transport
             .send(&frame, self.config.timeout)
             .await
@@ -473,7 +505,13 @@ impl Session {
                 (Some(t), None) => t + self.config.grace,
                 (None, None) => deadline,
             };
-            let Some(event) = self.transport.recv(until).await else {
+            // A steady stream of events (a flood) must not keep the window open past its end.
+            let event = if Instant::now() < until {
+                self.transport.recv(until).await
+            } else {
+                None
+            };
+            let Some(event) = event else {
                 if let Some(index) = answered {
                     break Outcome::Answered { index };
                 }
@@ -621,7 +659,9 @@ impl Session {
     /// `post` ends or one second passes; records its [`crate::transport::HttpInfo`].
     async fn await_http(&mut self, post: u64, started: Instant, received: &mut Vec<Received>) {
         let until = Instant::now() + Duration::from_secs(1);
-        while let Some(event) = self.transport.recv(until).await {
+        while Instant::now() < until
+            && let Some(event) = self.transport.recv(until).await
+        {
             let at_ms = ms_since(started);
             if let TransportEvent::Http(info) = &event {
                 if info.post == post {
@@ -659,15 +699,34 @@ impl Session {
                 None
             }
             TransportEvent::Frame(frame) => {
-                if let Ok(Message::Request(request)) = &frame.message {
-                    let reply = answer_server_request(request.id(), request.method());
-                    // A failed write means the server is gone; the exit event will say so.
-                    let _ = self
-                        .transport
-                        .send(&wire::to_line(&reply), self.config.timeout)
-                        .await;
+                let now = Instant::now();
+                let (keep, flood) = match &frame.message {
+                    Ok(Message::Request(request)) => {
+                        let (answer, keep, flood) =
+                            self.flood.request(request.method(), &frame.raw, now);
+                        let reply = match answer {
+                            flood::Answer::Normally => {
+                                answer_server_request(request.id(), request.method())
+                            }
+                            flood::Answer::Refuse => refuse_server_request(request),
+                        };
+                        // Queued without waiting: mcp-chaos never stops reading to answer. A
+                        // failed write means the server is gone; the exit event will say so.
+                        if let Ok(false) = self.transport.try_send(&wire::to_line(&reply)) {
+                            self.flood.unanswered();
+                        }
+                        (keep, flood)
+                    }
+                    Ok(Message::Notification(n)) => {
+                        self.flood.notification(n.method(), &frame.raw, now)
+                    }
+                    _ => (true, None),
+                };
+                match (flood, keep) {
+                    (Some(flood), _) => Some(ReceivedItem::Flood(flood)),
+                    (None, true) => Some(ReceivedItem::Frame(frame)),
+                    (None, false) => None,
                 }
-                Some(ReceivedItem::Frame(frame))
             }
             TransportEvent::Oversize { len, head, .. } => {
                 Some(ReceivedItem::Oversize { len, head })
@@ -873,6 +932,10 @@ impl Session {
     }
 }
 
+/// The most leftover events read before an exchange's frame is sent (the stdio event queue's
+/// capacity): a flood cannot keep an exchange from starting.
+const LEFTOVERS_MAX: usize = 1024;
+
 fn ms_since(t: Instant) -> u64 {
     u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -909,6 +972,28 @@ pub fn answer_server_request(id: &RequestId, method: &str) -> Value {
             None,
         ),
     }
+}
+
+/// The reply to a server-to-client request refused by the rate limit (see [`flood`]): error
+/// `-1` ("rejected", `client/sampling` §Error Handling) for `sampling/createMessage`,
+/// `-32603` otherwise.
+pub fn refuse_server_request(request: &wire::Request) -> Value {
+    let code = if request.method() == "sampling/createMessage" {
+        -1
+    } else {
+        wire::INTERNAL_ERROR
+    };
+    wire::error(
+        Some(request.id()),
+        code,
+        &format!(
+            "mcp-chaos refused {}: rate limit (more than {} server-to-client requests in {} s)",
+            request.method(),
+            flood::REQUEST_FLOOD,
+            flood::FLOOD_WINDOW.as_secs()
+        ),
+        None,
+    )
 }
 
 /// What a `server/discover` answer settles: the versions the server supports; 2026-07-28 must

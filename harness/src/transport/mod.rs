@@ -228,6 +228,19 @@ impl Transport {
         }
     }
 
+    /// Sends one frame without waiting (for replies to server-to-client requests, which must
+    /// never stop mcp-chaos from reading): `Ok(false)` when the stdio write queue is full and
+    /// the frame was dropped; HTTP POSTs it in the background.
+    pub fn try_send(&mut self, bytes: &[u8]) -> Result<bool, SendError> {
+        match self {
+            Transport::Stdio(t) => t.try_send(bytes),
+            Transport::Http(t) => {
+                t.send(bytes);
+                Ok(true)
+            }
+        }
+    }
+
     /// Whether each request's response comes back on its own HTTP exchange (so the end of
     /// that exchange ends the wait), rather than on one shared stream.
     pub fn per_request(&self) -> bool {

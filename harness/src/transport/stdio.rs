@@ -6,6 +6,7 @@
 //! §Shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -26,6 +27,11 @@ const OVERSIZE_HEAD_BYTES: usize = 256;
 /// Capacity of the event channel; a server that floods stdout is slowed by backpressure rather
 /// than buffered without bound.
 const EVENT_CAPACITY: usize = 1024;
+/// How many frames may wait to be written to the server's stdin. Frames are written by a task
+/// of their own, so that mcp-chaos keeps reading the server's stdout while a write waits for
+/// the server to read (a server that writes while it does not read would otherwise deadlock
+/// both sides).
+pub const WRITE_QUEUE_FRAMES: usize = 256;
 
 /// How to start a server process: a stdio server, or the command behind an HTTP server's
 /// `--start`.
@@ -95,7 +101,7 @@ impl StdioConfig {
 /// A running stdio server. Dropping it kills the whole process group.
 #[derive(Debug)]
 pub struct StdioTransport {
-    stdin: Option<ChildStdin>,
+    stdin: Option<Writer>,
     events: mpsc::Receiver<TransportEvent>,
     process: Option<ServerProcess>,
     reader: JoinHandle<()>,
@@ -113,7 +119,7 @@ impl StdioTransport {
             None => tokio::spawn(async {}),
         };
         Ok(StdioTransport {
-            stdin: pipes.stdin,
+            stdin: pipes.stdin.map(Writer::spawn),
             events,
             process: Some(process),
             reader,
@@ -131,18 +137,22 @@ impl StdioTransport {
         self.process.as_ref().map_or(0, ServerProcess::pid)
     }
 
-    /// Writes `bytes` to the server's stdin and flushes, within `timeout`.
+    /// Queues `bytes` for the server's stdin. Returns once the frame is queued (the writer
+    /// task writes and flushes queued frames in order), waiting at most `timeout` for room in
+    /// the queue ([`WRITE_QUEUE_FRAMES`] frames): a full queue for that long means the server
+    /// is not reading its input ([`SendError::Timeout`]). Fails with [`SendError::Closed`]
+    /// once a write failed or stdin was closed.
     pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), SendError> {
-        let Some(stdin) = self.stdin.as_mut() else {
+        let Some(writer) = self.stdin.as_ref() else {
             return Err(SendError::Closed("stdin was closed".into()));
         };
-        let write = async {
-            stdin.write_all(bytes).await?;
-            stdin.flush().await
-        };
-        match tokio::time::timeout(timeout, write).await {
+        writer.check()?;
+        match tokio::time::timeout(timeout, writer.tx.send(bytes.to_vec())).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(SendError::Closed(e.to_string())),
+            Ok(Err(_)) => Err(writer
+                .check()
+                .err()
+                .unwrap_or_else(|| SendError::Closed("the stdin writer ended".into()))),
             Err(_) => Err(SendError::Timeout {
                 bytes: bytes.len(),
                 timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
@@ -150,7 +160,27 @@ impl StdioTransport {
         }
     }
 
-    /// Closes the server's stdin (the first step of a shutdown, or a transport-chaos probe).
+    /// Queues `bytes` for the server's stdin without waiting: `Ok(false)` when the queue is
+    /// full (the frame is dropped; the caller counts it), an error when stdin is closed or a
+    /// write failed. For replies to server-to-client requests, which must never stop
+    /// mcp-chaos from reading.
+    pub fn try_send(&mut self, bytes: &[u8]) -> Result<bool, SendError> {
+        let Some(writer) = self.stdin.as_ref() else {
+            return Err(SendError::Closed("stdin was closed".into()));
+        };
+        writer.check()?;
+        match writer.tx.try_send(bytes.to_vec()) {
+            Ok(()) => Ok(true),
+            Err(mpsc::error::TrySendError::Full(_)) => Ok(false),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(writer
+                .check()
+                .err()
+                .unwrap_or_else(|| SendError::Closed("the stdin writer ended".into()))),
+        }
+    }
+
+    /// Closes the server's stdin (the first step of a shutdown, or a transport-chaos probe),
+    /// once the frames already queued are written.
     pub fn close_stdin(&mut self) {
         self.stdin = None;
     }
@@ -184,19 +214,66 @@ impl StdioTransport {
     /// Shuts the server down: close stdin, wait, SIGTERM the process group, wait, SIGKILL the
     /// group (see [`ServerProcess::shutdown`]).
     pub async fn shutdown(mut self) -> ShutdownOutcome {
-        self.close_stdin();
-        let outcome = match self.process.take() {
+        // Close stdin now, queued frames or not, and stop reading stdout: a server blocked
+        // writing to a full pipe (a flood) then sees EPIPE instead of waiting for SIGTERM.
+        if let Some(writer) = self.stdin.take() {
+            writer.task.abort();
+        }
+        self.reader.abort();
+        match self.process.take() {
             Some(process) => process.shutdown().await,
             None => ShutdownOutcome::Killed,
-        };
-        self.reader.abort();
-        outcome
+        }
     }
 }
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         self.reader.abort();
+        if let Some(writer) = &self.stdin {
+            writer.task.abort();
+        }
+    }
+}
+
+/// The task that writes queued frames to the server's stdin, in order. Dropping the handle
+/// closes the queue: the task writes what is queued, then drops stdin (EOF for the server).
+#[derive(Debug)]
+struct Writer {
+    tx: mpsc::Sender<Vec<u8>>,
+    /// Why a write failed, once one did.
+    failed: Arc<Mutex<Option<String>>>,
+    task: JoinHandle<()>,
+}
+
+impl Writer {
+    fn spawn(mut stdin: ChildStdin) -> Writer {
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(WRITE_QUEUE_FRAMES);
+        let failed = Arc::new(Mutex::new(None));
+        let record = Arc::clone(&failed);
+        let task = tokio::spawn(async move {
+            while let Some(bytes) = rx.recv().await {
+                let written = async {
+                    stdin.write_all(&bytes).await?;
+                    stdin.flush().await
+                };
+                if let Err(e) = written.await {
+                    if let Ok(mut slot) = record.lock() {
+                        *slot = Some(e.to_string());
+                    }
+                    return;
+                }
+            }
+        });
+        Writer { tx, failed, task }
+    }
+
+    /// The error of a write that failed, if one did.
+    fn check(&self) -> Result<(), SendError> {
+        match self.failed.lock().ok().and_then(|f| f.clone()) {
+            Some(e) => Err(SendError::Closed(e)),
+            None => Ok(()),
+        }
     }
 }
 
