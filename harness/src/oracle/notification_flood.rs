@@ -50,8 +50,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 format!(
                     "the server flooded the client with notifications: {} in {} ms (about {}/s; {}), \
                      while mcp-chaos sent {} request(s); {rule}. mcp-chaos counts a flood from \
-                     {THRESHOLD} notifications in {} s; it kept reading, kept {KEPT_PER_EXCHANGE} \
-                     per exchange and counted the rest as dropped",
+                     {THRESHOLD} notifications in {} s; it kept reading, kept at most \
+                     {KEPT_PER_EXCHANGE} per exchange and, while the flood lasts, counts and \
+                     drops its lines unparsed",
                     flood.count,
                     flood.elapsed_ms,
                     flood.per_second(),

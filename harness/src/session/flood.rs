@@ -306,11 +306,45 @@ impl FloodMeter {
         (answer, self.keep(FloodKind::ServerRequests), flood)
     }
 
+    /// Whether the current window is a notification flood (the session then lets the
+    /// transport drop the flood's lines unparsed).
+    pub fn notifications_flooded(&self) -> bool {
+        crossed(
+            &self.notifications,
+            &self.client,
+            NOTIFICATION_FLOOD,
+            NOTIFICATIONS_PER_REQUEST,
+        )
+    }
+
+    /// Counts `n` notifications the transport dropped unparsed (see [`line_prefix`]).
+    pub fn skipped(&mut self, n: u64) {
+        self.dropped.notifications += n;
+        self.totals.notifications += n;
+    }
+
     /// Counts a reply that could not be queued.
     pub fn unanswered(&mut self) {
         self.dropped.unanswered += 1;
         self.totals.unanswered += 1;
     }
+}
+
+/// The bytes a flooding notification line starts with, up to and including its method string
+/// (`{"jsonrpc":"2.0","method":"notifications/message"`): once a flood is recognised, the
+/// stdio reader drops lines with this start unparsed (and counts them). `None` unless the
+/// line is an object whose members before the method are not an `id` (so that a request or
+/// response can never match).
+pub fn line_prefix(raw: &[u8], method: &str) -> Option<Vec<u8>> {
+    let quoted = serde_json::to_vec(method).ok()?;
+    let at = raw
+        .windows(quoted.len())
+        .position(|w| w == quoted.as_slice())?;
+    let prefix = &raw[..at + quoted.len()];
+    let head = &prefix[..at];
+    let has = |needle: &[u8]| head.windows(needle.len()).any(|w| w == needle);
+    (prefix.first() == Some(&b'{') && has(b"\"method\"") && !has(b"\"id\"") && at < 200)
+        .then(|| prefix.to_vec())
 }
 
 fn crossed(w: &Window, client: &Window, threshold: u64, per_request: u64) -> bool {
@@ -431,6 +465,18 @@ mod tests {
         m.start_exchange();
         let (answer, _, flood) = m.request("roots/list", b"{}", t0 + FLOOD_WINDOW * 2);
         assert_eq!((answer, flood), (Answer::Normally, None));
+    }
+
+    #[test]
+    fn the_skip_prefix_never_matches_a_request_or_response() {
+        assert_eq!(
+            line_prefix(LOG, "notifications/message").as_deref(),
+            Some(&br#"{"jsonrpc":"2.0","method":"notifications/message""#[..])
+        );
+        let request = br#"{"jsonrpc":"2.0","id":1,"method":"notifications/message"}"#;
+        assert_eq!(line_prefix(request, "notifications/message"), None);
+        let late = br#"{"jsonrpc":"2.0","result":{"m":"notifications/message"}}"#;
+        assert_eq!(line_prefix(late, "notifications/message"), None);
     }
 
     #[test]

@@ -134,6 +134,11 @@ pub struct Session {
     wait_cap: Option<Duration>,
     /// The rate of unsolicited messages, and what the current exchange keeps (see [`flood`]).
     flood: flood::FloodMeter,
+    /// While the transport drops a flood's lines unparsed: since when the current window
+    /// runs, and the transport's count of dropped lines at its start.
+    skipping: Option<(Instant, u64)>,
+    /// The transport's count of dropped lines already counted in an exchange.
+    skipped_counted: u64,
 }
 
 impl Session {
@@ -147,6 +152,8 @@ impl Session {
             stale: std::collections::HashMap::new(),
             wait_cap: None,
             flood: flood::FloodMeter::new(Instant::now()),
+            skipping: None,
+            skipped_counted: 0,
         }
     }
 
@@ -158,6 +165,22 @@ impl Session {
 
     /// Ends the current exchange's recording: what it dropped, as one item at the end.
     fn close_recording(&mut self, started: Instant, received: &mut Vec<Received>) {
+        let skipped = self.transport.skipped_lines();
+        self.flood
+            .skipped(skipped.saturating_sub(self.skipped_counted));
+        self.skipped_counted = skipped;
+        // Lines are dropped unparsed while the flood lasts: once a whole window brings fewer
+        // than half a flood, they are parsed (and judged) again.
+        if let Some((since, base)) = self.skipping
+            && since.elapsed() >= flood::FLOOD_WINDOW
+        {
+            if skipped - base < flood::NOTIFICATION_FLOOD / 2 {
+                self.transport.skip_lines(None);
+                self.skipping = None;
+            } else {
+                self.skipping = Some((Instant::now(), skipped));
+            }
+        }
         if let Some(dropped) = self.flood.end_exchange() {
             received.push(Received {
                 at_ms: ms_since(started),
@@ -718,7 +741,15 @@ impl Session {
                         (keep, flood)
                     }
                     Ok(Message::Notification(n)) => {
-                        self.flood.notification(n.method(), &frame.raw, now)
+                        let (keep, flood) = self.flood.notification(n.method(), &frame.raw, now);
+                        if self.skipping.is_none()
+                            && self.flood.notifications_flooded()
+                            && let Some(prefix) = flood::line_prefix(&frame.raw, n.method())
+                        {
+                            self.transport.skip_lines(Some(prefix));
+                            self.skipping = Some((now, self.transport.skipped_lines()));
+                        }
+                        (keep, flood)
                     }
                     _ => (true, None),
                 };

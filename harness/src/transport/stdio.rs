@@ -6,6 +6,7 @@
 //! §Shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -106,6 +107,30 @@ pub struct StdioTransport {
     process: Option<ServerProcess>,
     reader: JoinHandle<()>,
     config: StdioConfig,
+    skip: Arc<SkipLines>,
+}
+
+/// Lines the stdout reader counts and drops without parsing them: the lines of a flood the
+/// session recognised (see [`StdioTransport::skip_lines`]).
+#[derive(Debug, Default)]
+pub struct SkipLines {
+    prefix: Mutex<Option<Vec<u8>>>,
+    skipped: AtomicU64,
+}
+
+impl SkipLines {
+    /// Whether `line` is to be skipped (and counts it if so).
+    fn skips(&self, line: &[u8]) -> bool {
+        let skip = self
+            .prefix
+            .lock()
+            .ok()
+            .is_some_and(|p| p.as_ref().is_some_and(|p| line.starts_with(p)));
+        if skip {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+        }
+        skip
+    }
 }
 
 impl StdioTransport {
@@ -114,8 +139,14 @@ impl StdioTransport {
     pub fn spawn(config: StdioConfig) -> Result<StdioTransport, StartError> {
         let (tx, events) = mpsc::channel(EVENT_CAPACITY);
         let (process, pipes) = ServerProcess::spawn(&config, true, true, tx.clone())?;
+        let skip = Arc::new(SkipLines::default());
         let reader = match pipes.stdout {
-            Some(stdout) => tokio::spawn(read_frames(stdout, tx, config.max_frame_bytes)),
+            Some(stdout) => tokio::spawn(read_frames(
+                stdout,
+                tx,
+                config.max_frame_bytes,
+                Arc::clone(&skip),
+            )),
             None => tokio::spawn(async {}),
         };
         Ok(StdioTransport {
@@ -124,6 +155,7 @@ impl StdioTransport {
             process: Some(process),
             reader,
             config,
+            skip,
         })
     }
 
@@ -177,6 +209,20 @@ impl StdioTransport {
                 .err()
                 .unwrap_or_else(|| SendError::Closed("the stdin writer ended".into()))),
         }
+    }
+
+    /// From now on, stdout lines that start with `prefix` are counted and dropped by the
+    /// reader without being parsed (`None`: none are). For a flood of one notification: its
+    /// lines then cost a comparison instead of a parse, so mcp-chaos keeps up with the pipe.
+    pub fn skip_lines(&self, prefix: Option<Vec<u8>>) {
+        if let Ok(mut p) = self.skip.prefix.lock() {
+            *p = prefix;
+        }
+    }
+
+    /// How many lines [`StdioTransport::skip_lines`] has dropped so far.
+    pub fn skipped_lines(&self) -> u64 {
+        self.skip.skipped.load(Ordering::Relaxed)
     }
 
     /// Closes the server's stdin (the first step of a shutdown, or a transport-chaos probe),
@@ -283,8 +329,10 @@ async fn read_frames<R: AsyncRead + Unpin>(
     mut reader: R,
     tx: mpsc::Sender<TransportEvent>,
     max: usize,
+    skip: Arc<SkipLines>,
 ) {
     let mut splitter = LineSplitter::new(max);
+    splitter.skip = Some(skip);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut buf).await {
@@ -310,6 +358,8 @@ struct LineSplitter {
     line: Vec<u8>,
     /// `Some((len, head))` while discarding an oversize frame.
     oversize: Option<(usize, Vec<u8>)>,
+    /// Lines counted and dropped unparsed.
+    skip: Option<Arc<SkipLines>>,
 }
 
 impl LineSplitter {
@@ -318,6 +368,7 @@ impl LineSplitter {
             max,
             line: Vec::new(),
             oversize: None,
+            skip: None,
         }
     }
 
@@ -359,6 +410,10 @@ impl LineSplitter {
                 len,
                 head,
             });
+        }
+        if self.skip.as_ref().is_some_and(|s| s.skips(&self.line)) {
+            self.line.clear();
+            return None;
         }
         let raw = std::mem::take(&mut self.line);
         Some(TransportEvent::Frame(Frame::new(raw)))

@@ -76,21 +76,18 @@ rows! {
     // The rows of issue 12's table. The ignore reasons give today's numbers (debug build).
     // notification_flood.py exits (0) only on EPIPE, i.e. after mcp-chaos closed its end of the
     // pipe: today's server-died finding against it is mcp-chaos's own doing.
-    #[ignore = "issue 12: no flood finding; a false server-died after the 128 KiB request (write-while-not-reading deadlock)"]
     notification_flood: Stdio("notification_flood.py"), 120 s,
-        [Pending("notification flood (log messages SHOULD be rate-limited)"),
+        [Finding("notification-flood"),
          NoFinding("server-died")];
-    #[ignore = "issue 12: peak RSS 330 MiB, 233 s, no flood finding"]
     notification_flood_threaded: Stdio("notification_flood.py --threaded"), 120 s,
-        [Pending("notification flood (log messages SHOULD be rate-limited)")];
+        [Finding("notification-flood"), NoFinding("server-died")];
     #[ignore = "issue 12: exit 2 without a report; peak RSS 285-529 MiB"]
     random_bytes: Stdio("random_bytes.py"), 120 s, [Exit(2)];
     #[ignore = "issue 12: peak RSS 1.2-1.9 GiB, 465 s"]
     random_bytes_after_init: Stdio("random_bytes.py --after-init"), 120 s,
         [Finding("stdout-not-protocol")];
-    #[ignore = "issue 12: deadlock at 0 % CPU (killed after 600 s), no report"]
     server_request_loop: Stdio("server_request_loop.py"), 120 s,
-        [Pending("server-to-client request flood")];
+        [Finding("server-request-flood"), NoFinding("server-died")];
     #[ignore = "issue 12: peak RSS 1.5 GiB; the oversize-frame finding only sometimes (else 0 tools, exit 0)"]
     sse_500mb_event: Http("http_sse_500mb.py"), 120 s, [Finding("oversize-frame")];
     #[ignore = "issue 12: peak RSS 1.4 GiB, 320 s, a no-response finding"]
