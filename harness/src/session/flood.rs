@@ -317,6 +317,22 @@ impl FloodMeter {
         )
     }
 
+    /// Counts a message the exchange kept as dropped after all (a [`Flood`] item took its
+    /// place).
+    pub fn unkeep(&mut self, kind: FloodKind) {
+        self.kept = self.kept.saturating_sub(1);
+        match kind {
+            FloodKind::Notifications => {
+                self.dropped.notifications += 1;
+                self.totals.notifications += 1;
+            }
+            FloodKind::ServerRequests => {
+                self.dropped.requests += 1;
+                self.totals.requests += 1;
+            }
+        }
+    }
+
     /// Counts `n` notifications the transport dropped unparsed (see [`line_prefix`]).
     pub fn skipped(&mut self, n: u64) {
         self.dropped.notifications += n;
@@ -353,7 +369,7 @@ fn crossed(w: &Window, client: &Window, threshold: u64, per_request: u64) -> boo
 
 fn flood(kind: FloodKind, w: &Window, client: &Window, raw: &[u8], now: Instant) -> Flood {
     let mut methods = w.methods.clone();
-    methods.sort_by(|a, b| b.1.cmp(&a.1));
+    methods.sort_by_key(|m| std::cmp::Reverse(m.1));
     Flood {
         kind,
         count: w.count,

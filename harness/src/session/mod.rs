@@ -754,7 +754,13 @@ impl Session {
                     _ => (true, None),
                 };
                 match (flood, keep) {
-                    (Some(flood), _) => Some(ReceivedItem::Flood(flood)),
+                    (Some(flood), keep) => {
+                        // The flood item takes the message's place: it is counted as dropped.
+                        if keep {
+                            self.flood.unkeep(flood.kind);
+                        }
+                        Some(ReceivedItem::Flood(flood))
+                    }
                     (None, true) => Some(ReceivedItem::Frame(frame)),
                     (None, false) => None,
                 }
@@ -1149,4 +1155,120 @@ fn read_initialize(
 fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{StdioConfig, StdioTransport};
+
+    /// A server that writes 50 000 log notifications (about 4 MiB) before it reads anything,
+    /// then answers one request and waits for EOF: the 128 KiB request (more than a pipe
+    /// holds) is written while mcp-chaos keeps reading, and the exchange keeps a bounded
+    /// number of notifications, counting the rest.
+    const FLOOD_THEN_ANSWER: &str = r#"
+import json, os, sys
+note = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n'
+os.write(1, note * 50000)
+req = json.loads(sys.stdin.buffer.readline())
+os.write(1, json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {}}).encode() + b"\n")
+sys.stdin.buffer.read()
+"#;
+
+    fn session(script: &str) -> Session {
+        let mut config = StdioConfig::new("python3", vec!["-c".into(), script.into()]);
+        config.eof_grace = Duration::from_millis(500);
+        config.term_grace = Duration::from_millis(500);
+        let transport = Transport::Stdio(StdioTransport::spawn(config).expect("python3 starts"));
+        Session::new(
+            transport,
+            ClientConfig::new(
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
+                Duration::from_secs(20),
+            ),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_large_request_is_written_while_a_flood_is_read_and_recording_stays_bounded() {
+        let mut s = session(FLOOD_THEN_ANSWER);
+        let pad = "x".repeat(128 * 1024);
+        let ex = s
+            .request(Probe::ToolsList, "tools/list", Some(json!({ "pad": pad })))
+            .await;
+        assert!(
+            matches!(ex.outcome, Outcome::Answered { .. }),
+            "{:?}",
+            ex.outcome
+        );
+        assert!(
+            ex.received.len() <= flood::KEPT_PER_EXCHANGE + 3,
+            "{} items kept",
+            ex.received.len()
+        );
+        let dropped = ex.received.iter().find_map(|r| match &r.item {
+            ReceivedItem::Dropped(d) => Some(*d),
+            _ => None,
+        });
+        let kept = ex
+            .received
+            .iter()
+            .filter(|r| matches!(&r.item, ReceivedItem::Frame(f) if matches!(f.message, Ok(Message::Notification(_)))))
+            .count() as u64;
+        let dropped = dropped.expect("a Dropped item");
+        // Every notification is either kept or counted.
+        assert_eq!(kept + dropped.notifications, 50_000, "{dropped:?}");
+        assert!(
+            ex.received
+                .iter()
+                .any(|r| matches!(&r.item, ReceivedItem::Flood(f) if f.kind == flood::FloodKind::Notifications)),
+            "no flood recorded"
+        );
+        assert_eq!(s.dropped().notifications, dropped.notifications);
+        s.shutdown().await;
+    }
+
+    /// A server that sends 2 000 `roots/list` requests without reading, then reads: every
+    /// request is answered or refused (none blocks the reading), the first window's budget
+    /// normally, the rest with an error.
+    const REQUEST_LOOP: &str = r#"
+import json, os, sys
+reqs = b"".join(json.dumps({"jsonrpc": "2.0", "id": f"s{i}", "method": "roots/list"}).encode() + b"\n" for i in range(2000))
+os.write(1, reqs)
+answers = refused = 0
+for line in sys.stdin.buffer:
+    msg = json.loads(line)
+    if "method" in msg and "id" in msg:
+        os.write(1, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"answers": answers, "refused": refused}}).encode() + b"\n")
+        continue
+    if "error" in msg:
+        refused += 1
+    else:
+        answers += 1
+"#;
+
+    #[tokio::test]
+    async fn a_request_flood_is_answered_within_budget_and_refused_beyond() {
+        let mut s = session(REQUEST_LOOP);
+        // The server answers this ping only once its 2 000 requests are out: they are all read
+        // (and answered or refused) during this exchange.
+        let ex = s.request(Probe::Liveness, "ping", None).await;
+        assert!(
+            ex.received.iter().any(|r| matches!(&r.item, ReceivedItem::Flood(f) if f.kind == flood::FloodKind::ServerRequests)),
+            "no flood recorded"
+        );
+        // The second ping is written after every reply queued so far: its answer counts them.
+        let ex = s.request(Probe::Liveness, "ping", None).await;
+        let result = ex.response().and_then(|r| r.result()).cloned();
+        let result = result.unwrap_or_else(|| panic!("no answer: {:?}", ex.outcome));
+        let (answers, refused) = (result["answers"].as_u64(), result["refused"].as_u64());
+        let totals = s.dropped();
+        assert_eq!(answers, Some(flood::REQUEST_FLOOD), "{result}");
+        assert_eq!(
+            refused.unwrap_or(0) + totals.unanswered,
+            2000 - flood::REQUEST_FLOOD
+        );
+        assert_eq!(totals.refused, 2000 - flood::REQUEST_FLOOD);
+        s.shutdown().await;
+    }
 }
