@@ -106,6 +106,14 @@ impl Dropped {
     pub fn is_empty(&self) -> bool {
         *self == Dropped::default()
     }
+
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Dropped) {
+        self.notifications += other.notifications;
+        self.requests += other.requests;
+        self.refused += other.refused;
+        self.unanswered += other.unanswered;
+    }
 }
 
 /// One kind's counts in the current window.
