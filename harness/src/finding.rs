@@ -152,8 +152,8 @@ catalog! {
          and clients SHOULD rate-limit sampling. A server that sends requests in a loop keeps the \
          client busy answering and, on stdio, can deadlock a client that stops reading to write \
          its answers. mcp-chaos calls it a flood from 200 requests in 2 s that are also 20 times \
-         the requests it sent in that time; it answers 200 per 2 s and refuses the rest with an \
-         error (-1 for sampling, the spec's rejection code). Fix: ask for roots once and on \
+         the requests it sent in that time; it answers 200 per 2 s and leaves the rest \
+         unanswered, with counts. Fix: ask for roots once and on \
          notifications/roots/list_changed, and send sampling or elicitation only while handling \
          a request that needs it.";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",

@@ -8,7 +8,7 @@
 //!
 //! The session measures the rate (see [`crate::session::flood`]: at least 200 requests in a
 //! 2 s window, and 20 per request mcp-chaos sent in it), answers the first 200 of a window as
-//! usual and refuses the rest with an error (a rate limit), and records the first flooded
+//! usual and leaves the rest unanswered (a rate limit, with counts), and records the first flooded
 //! window as a [`crate::session::ReceivedItem::Flood`]; this oracle words it.
 
 use super::notification_flood::{floods, methods};
@@ -49,7 +49,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                     "the server flooded the client with requests: {} in {} ms (about {}/s; {}), \
                      while mcp-chaos sent {} request(s); {rule}. mcp-chaos counts a flood from \
                      {REQUEST_FLOOD} requests in {} s; it answers that many per window and \
-                     refuses the rest with an error (sampling: -1, rejected)",
+                     leaves the rest unanswered (counted in the summary)",
                     flood.count,
                     flood.elapsed_ms,
                     flood.per_second(),

@@ -151,8 +151,8 @@ pub fn render(report: &Report, color: bool) -> String {
     if !d.is_empty() {
         let _ = writeln!(
             out,
-            "  flood: {} notification(s) and {} server request(s) counted but not kept; {} request(s) refused (rate limit), {} reply(ies) dropped (write queue full)",
-            d.notifications, d.requests, d.refused, d.unanswered
+            "  flood: {} notification(s) and {} server request(s) counted but not kept; {} request(s) left unanswered (rate limit), {} reply(ies) dropped (write queue full)",
+            d.notifications, d.requests, d.throttled, d.unanswered
         );
     }
     for severity in [Severity::Violation, Severity::Warning] {

@@ -285,8 +285,8 @@ pub struct Summary {
     /// did not run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub generated: Vec<ToolGenerated>,
-    /// Unsolicited messages counted but not kept, and server-to-client requests refused or
-    /// left unanswered, over the run (a flood: see [`crate::session::flood`]); left out of the
+    /// Unsolicited messages counted but not kept, and server-to-client requests left
+    /// unanswered (rate limit, or write queue full), over the run (a flood: see [`crate::session::flood`]); left out of the
     /// JSON when nothing was dropped.
     #[serde(skip_serializing_if = "crate::session::flood::Dropped::is_empty")]
     pub dropped: crate::session::flood::Dropped,

@@ -297,7 +297,7 @@ pub enum ReceivedItem {
     /// The session's first flooded window of a kind began during this exchange (see
     /// [`super::flood`]); the message that crossed the threshold is its sample.
     Flood(super::flood::Flood),
-    /// Unsolicited messages this exchange counted but did not keep, or requests it refused or
+    /// Unsolicited messages this exchange counted but did not keep, or requests it throttled or
     /// could not answer (recorded once, at its end).
     Dropped(super::flood::Dropped),
 }

@@ -13,10 +13,11 @@
 //!   fast campaign is not called a flooder. The first flooded window of a session becomes one
 //!   [`Flood`] item (judged by `notification-flood` and `server-request-flood`).
 //! - **Server-to-client requests are throttled**: in a window, the first [`REQUEST_FLOOD`]
-//!   requests are answered as usual; later ones are refused with an error (`-1`, "rejected",
-//!   for `sampling/createMessage`, as `client/sampling` §Error Handling has it; `-32603`
-//!   otherwise). Replies are queued without waiting; when the write queue is full a reply is
-//!   dropped and counted.
+//!   requests are answered as usual; later ones are left unanswered and counted (answering a
+//!   flood only feeds it: against a server that sends requests in a loop, leaving them
+//!   unanswered made the campaign three times faster than refusing each with an error).
+//!   Replies are queued without waiting; when the write queue is full a reply is dropped and
+//!   counted.
 //!
 //! A real server that logs a few lines or asks for `roots/list` once at start is far below
 //! every threshold: 2 000 notifications or 200 requests in 2 s, each at 100 (notifications)
@@ -95,8 +96,8 @@ pub struct Dropped {
     pub notifications: u64,
     /// Server-to-client requests counted but not kept.
     pub requests: u64,
-    /// Server-to-client requests refused with an error because of the rate limit.
-    pub refused: u64,
+    /// Server-to-client requests left unanswered because of the rate limit.
+    pub throttled: u64,
     /// Replies to server-to-client requests dropped because the write queue was full.
     pub unanswered: u64,
 }
@@ -111,7 +112,7 @@ impl Dropped {
     pub fn add(&mut self, other: &Dropped) {
         self.notifications += other.notifications;
         self.requests += other.requests;
-        self.refused += other.refused;
+        self.throttled += other.throttled;
         self.unanswered += other.unanswered;
     }
 }
@@ -153,8 +154,8 @@ impl Window {
 pub enum Answer {
     /// Answer it as usual (roots, sampling, elicitation, ping).
     Normally,
-    /// Refuse it with an error: the window's budget of answers is spent.
-    Refuse,
+    /// Leave it unanswered (counted): the window's budget of answers is spent.
+    Throttle,
 }
 
 /// The session's rate meter (see the module docs). Pure bookkeeping: the caller passes the
@@ -220,7 +221,7 @@ impl FloodMeter {
         (!dropped.is_empty()).then_some(dropped)
     }
 
-    /// What the whole session dropped or refused so far.
+    /// What the whole session dropped or throttled so far.
     pub fn totals(&self) -> Dropped {
         self.totals
     }
@@ -305,9 +306,9 @@ impl FloodMeter {
             )
         });
         let answer = if self.requests.count > REQUEST_FLOOD {
-            self.dropped.refused += 1;
-            self.totals.refused += 1;
-            Answer::Refuse
+            self.dropped.throttled += 1;
+            self.totals.throttled += 1;
+            Answer::Throttle
         } else {
             Answer::Normally
         };
@@ -459,7 +460,7 @@ mod tests {
     }
 
     #[test]
-    fn requests_over_the_budget_are_refused_and_a_flood_is_reported() {
+    fn requests_over_the_budget_are_throttled_and_a_flood_is_reported() {
         let t0 = Instant::now();
         let mut m = FloodMeter::new(t0);
         m.start_exchange();
@@ -474,7 +475,7 @@ mod tests {
             let (answer, _, flood) = m.request(method, b"{}", t0 + Duration::from_micros(i * 100));
             match answer {
                 Answer::Normally => answers.0 += 1,
-                Answer::Refuse => answers.1 += 1,
+                Answer::Throttle => answers.1 += 1,
             }
             floods.extend(flood);
         }
@@ -483,7 +484,7 @@ mod tests {
         assert_eq!(floods[0].kind, FloodKind::ServerRequests);
         assert_eq!(floods[0].methods.len(), 2);
         let dropped = m.end_exchange().expect("drops");
-        assert_eq!(dropped.refused, 1000 - REQUEST_FLOOD);
+        assert_eq!(dropped.throttled, 1000 - REQUEST_FLOOD);
         assert_eq!(dropped.requests, 1000 - KEPT_PER_EXCHANGE as u64);
         // A new window answers normally again.
         m.start_exchange();

@@ -157,7 +157,7 @@ impl Session {
         }
     }
 
-    /// What the session dropped (unsolicited messages not kept), refused (server-to-client
+    /// What the session dropped (unsolicited messages not kept), throttled (server-to-client
     /// requests over the rate limit) or could not answer (write queue full), so far.
     pub fn dropped(&self) -> flood::Dropped {
         self.flood.totals()
@@ -727,16 +727,15 @@ impl Session {
                     Ok(Message::Request(request)) => {
                         let (answer, keep, flood) =
                             self.flood.request(request.method(), &frame.raw, now);
-                        let reply = match answer {
-                            flood::Answer::Normally => {
-                                answer_server_request(request.id(), request.method())
-                            }
-                            flood::Answer::Refuse => refuse_server_request(request),
-                        };
                         // Queued without waiting: mcp-chaos never stops reading to answer. A
                         // failed write means the server is gone; the exit event will say so.
-                        if let Ok(false) = self.transport.try_send(&wire::to_line(&reply)) {
-                            self.flood.unanswered();
+                        // Over the window's budget, a request is left unanswered (counted):
+                        // answering a flood only feeds it.
+                        if answer == flood::Answer::Normally {
+                            let reply = answer_server_request(request.id(), request.method());
+                            if let Ok(false) = self.transport.try_send(&wire::to_line(&reply)) {
+                                self.flood.unanswered();
+                            }
                         }
                         (keep, flood)
                     }
@@ -1011,28 +1010,6 @@ pub fn answer_server_request(id: &RequestId, method: &str) -> Value {
     }
 }
 
-/// The reply to a server-to-client request refused by the rate limit (see [`flood`]): error
-/// `-1` ("rejected", `client/sampling` §Error Handling) for `sampling/createMessage`,
-/// `-32603` otherwise.
-pub fn refuse_server_request(request: &wire::Request) -> Value {
-    let code = if request.method() == "sampling/createMessage" {
-        -1
-    } else {
-        wire::INTERNAL_ERROR
-    };
-    wire::error(
-        Some(request.id()),
-        code,
-        &format!(
-            "mcp-chaos refused {}: rate limit (more than {} server-to-client requests in {} s)",
-            request.method(),
-            flood::REQUEST_FLOOD,
-            flood::FLOOD_WINDOW.as_secs()
-        ),
-        None,
-    )
-}
-
 /// What a `server/discover` answer settles: the versions the server supports; 2026-07-28 must
 /// be among them for a stateless session.
 fn read_discover(
@@ -1228,9 +1205,9 @@ sys.stdin.buffer.read()
         s.shutdown().await;
     }
 
-    /// A server that sends 2 000 `roots/list` requests without reading, then reads: every
-    /// request is answered or refused (none blocks the reading), the first window's budget
-    /// normally, the rest with an error.
+    /// A server that sends 2 000 `roots/list` requests without reading, then reads: none
+    /// blocks the reading; the first window's budget is answered, the rest counted as
+    /// throttled.
     const REQUEST_LOOP: &str = r#"
 import json, os, sys
 reqs = b"".join(json.dumps({"jsonrpc": "2.0", "id": f"s{i}", "method": "roots/list"}).encode() + b"\n" for i in range(2000))
@@ -1248,27 +1225,26 @@ for line in sys.stdin.buffer:
 "#;
 
     #[tokio::test]
-    async fn a_request_flood_is_answered_within_budget_and_refused_beyond() {
+    async fn a_request_flood_is_answered_within_budget_and_throttled_beyond() {
         let mut s = session(REQUEST_LOOP);
         // The server answers this ping only once its 2 000 requests are out: they are all read
-        // (and answered or refused) during this exchange.
+        // (and answered or throttled) during this exchange.
         let ex = s.request(Probe::Liveness, "ping", None).await;
         assert!(
             ex.received.iter().any(|r| matches!(&r.item, ReceivedItem::Flood(f) if f.kind == flood::FloodKind::ServerRequests)),
             "no flood recorded"
         );
-        // The second ping is written after every reply queued so far: its answer counts them.
+        // The second ping is written after every reply queued so far: its answer counts them
+        // (the server counts error replies as `refused`: there must be none).
         let ex = s.request(Probe::Liveness, "ping", None).await;
         let result = ex.response().and_then(|r| r.result()).cloned();
         let result = result.unwrap_or_else(|| panic!("no answer: {:?}", ex.outcome));
         let (answers, refused) = (result["answers"].as_u64(), result["refused"].as_u64());
         let totals = s.dropped();
         assert_eq!(answers, Some(flood::REQUEST_FLOOD), "{result}");
-        assert_eq!(
-            refused.unwrap_or(0) + totals.unanswered,
-            2000 - flood::REQUEST_FLOOD
-        );
-        assert_eq!(totals.refused, 2000 - flood::REQUEST_FLOOD);
+        assert_eq!(refused, Some(0), "{result}");
+        assert_eq!(totals.unanswered, 0);
+        assert_eq!(totals.throttled, 2000 - flood::REQUEST_FLOOD);
         s.shutdown().await;
     }
 }
