@@ -6,7 +6,10 @@
 //!
 //! The session measures the rate (see [`crate::session::flood`] for the thresholds: at least
 //! 2 000 notifications in a 2 s window, and 100 per request mcp-chaos sent in it) and records
-//! the first flooded window as a [`ReceivedItem::Flood`]; this oracle words it.
+//! the first flooded window as a [`ReceivedItem::Flood`]; this oracle words it. While the flood
+//! lasts (until a 2 s window brings fewer than 1 000), the stdio reader drops the flood's lines
+//! unparsed, so they are counted in the summary's `dropped` but not judged by other invariants
+//! (`leaked-internals` sees the log lines kept before and after).
 
 use super::{Context, finding, safe_excerpt};
 use crate::finding::{Finding, NOTIFICATION_FLOOD, Severity};
