@@ -146,6 +146,27 @@ catalog! {
          is slow once, or recovers after the restart, gets not-alive instead. Fix: answer every \
          request after initialize on the same channel, with the request's own id, in UTF-8 \
          JSON; never close stdout while the process runs.";
+    NOTIFICATION_FLOOD = "MC112", "notification-flood", "server/utilities/logging#implementation-considerations",
+        "A server does not flood the client with notifications (log messages SHOULD be rate-limited).",
+        "Servers SHOULD rate-limit log messages (notifications/message), and progress \
+         notifications SHOULD be rate-limited too. A server that sends thousands a second buries \
+         the answers the client waits for, fills its log and costs it memory and CPU; a client \
+         that cannot keep up drops the connection. mcp-chaos calls it a flood from 2000 \
+         notifications in 2 s that are also 100 times the requests it sent in that time (a \
+         server that logs a few lines per call is never one), keeps reading, keeps 256 messages \
+         per exchange and counts the rest. Fix: log at the level the client set with \
+         logging/setLevel, coalesce repeated messages, and cap the rate.";
+    SERVER_REQUEST_FLOOD = "MC113", "server-request-flood", "client/sampling#security-considerations",
+        "A server does not flood the client with requests (sampling, roots, elicitation, ping).",
+        "A request to the client needs a reason: sampling happens inside a tool call or another \
+         server feature, roots are asked once and cached (servers SHOULD cache root information), \
+         and clients SHOULD rate-limit sampling. A server that sends requests in a loop keeps the \
+         client busy answering and, on stdio, can deadlock a client that stops reading to write \
+         its answers. mcp-chaos calls it a flood from 200 requests in 2 s that are also 20 times \
+         the requests it sent in that time; it answers 200 per 2 s and leaves the rest \
+         unanswered, with counts. Fix: ask for roots once and on \
+         notifications/roots/list_changed, and send sampling or elicitation only while handling \
+         a request that needs it.";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
         "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
         "API failures and business logic errors are tool execution errors: they belong inside the \

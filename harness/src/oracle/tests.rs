@@ -280,3 +280,78 @@ fn raw_exception_text_is_unactionable_and_says_what_it_lacks() {
         json!({"content": [{"type": "text", "text": "'NoneType' object has no attribute 'get'"}]});
     assert!(judge(&ctx, &call(success, None)).is_empty());
 }
+
+fn flooded(kind: crate::session::flood::FloodKind, method: &str) -> Exchange {
+    let mut ex = call(json!({"content": [{"type": "text", "text": "ok"}]}), None);
+    ex.received.push(Received {
+        at_ms: 2,
+        item: ReceivedItem::Flood(crate::session::flood::Flood {
+            kind,
+            count: 2_000,
+            elapsed_ms: 100,
+            client_requests: 3,
+            methods: vec![(method.into(), 2_000)],
+            sample: format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#).into_bytes(),
+        }),
+    });
+    ex
+}
+
+fn flood_names(findings: &[crate::finding::Finding]) -> Vec<&str> {
+    findings.iter().map(|f| f.invariant.as_str()).collect()
+}
+
+#[test]
+fn a_recorded_notification_flood_is_a_warning_citing_the_logging_page() {
+    use crate::session::flood::FloodKind;
+    let ctx = Context::bare(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    let findings = judge(
+        &ctx,
+        &flooded(FloodKind::Notifications, "notifications/message"),
+    );
+    assert_eq!(flood_names(&findings), ["notification-flood"]);
+    let f = &findings[0];
+    assert_eq!(f.severity, crate::finding::Severity::Warning);
+    assert!(
+        f.spec
+            .ends_with("server/utilities/logging#implementation-considerations"),
+        "{}",
+        f.spec
+    );
+    assert!(
+        f.message.contains("2000 in 100 ms")
+            && f.message.contains("SHOULD rate-limit log messages"),
+        "{}",
+        f.message
+    );
+    // The same exchange without the flood item: nothing.
+    let clean = call(json!({"content": [{"type": "text", "text": "ok"}]}), None);
+    assert!(judge(&ctx, &clean).is_empty());
+}
+
+#[test]
+fn a_recorded_request_flood_is_a_warning_naming_the_rule_of_its_method() {
+    use crate::session::flood::FloodKind;
+    let ctx = Context::bare(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    let findings = judge(&ctx, &flooded(FloodKind::ServerRequests, "roots/list"));
+    assert_eq!(flood_names(&findings), ["server-request-flood"]);
+    assert!(
+        findings[0]
+            .spec
+            .ends_with("client/roots#implementation-guidelines")
+    );
+    assert!(
+        findings[0].message.contains("cache root information"),
+        "{}",
+        findings[0].message
+    );
+    let findings = judge(
+        &ctx,
+        &flooded(FloodKind::ServerRequests, "sampling/createMessage"),
+    );
+    assert!(
+        findings[0]
+            .spec
+            .ends_with("client/sampling#security-considerations")
+    );
+}

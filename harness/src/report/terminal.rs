@@ -176,6 +176,14 @@ pub fn render(report: &Report, color: bool) -> String {
         sum.duration_ms as f64 / 1000.0,
         sum.restarts
     );
+    let d = &sum.dropped;
+    if !d.is_empty() {
+        let _ = writeln!(
+            out,
+            "  flood: {} notification(s) and {} server request(s) counted but not kept; {} request(s) left unanswered (rate limit), {} reply(ies) dropped (write queue full)",
+            d.notifications, d.requests, d.throttled, d.unanswered
+        );
+    }
     for severity in [Severity::Violation, Severity::Warning] {
         let of: Vec<&Finding> = report
             .findings

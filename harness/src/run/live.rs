@@ -87,6 +87,11 @@ impl ExchangeExcerpt {
                     "[{what} of {len} bytes, over the size limit: {}]",
                     crate::wire::excerpt(head, 200)
                 ),
+                ReceivedItem::Flood(flood) => format!(
+                    "[a flood began: {} messages in {} ms]",
+                    flood.count, flood.elapsed_ms
+                ),
+                ReceivedItem::Dropped(dropped) => format!("[counted, not kept: {dropped:?}]"),
                 ReceivedItem::Noise { lines, bytes } => {
                     format!("[{lines} lines ({bytes} bytes) that are not protocol messages]")
                 }

@@ -309,6 +309,11 @@ pub struct Summary {
     /// did not run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub generated: Vec<ToolGenerated>,
+    /// Unsolicited messages counted but not kept, and server-to-client requests left
+    /// unanswered (rate limit, or write queue full), over the run (a flood: see [`crate::session::flood`]); left out of the
+    /// JSON when nothing was dropped.
+    #[serde(skip_serializing_if = "crate::session::flood::Dropped::is_empty")]
+    pub dropped: crate::session::flood::Dropped,
 }
 
 /// One tool's generated phase, in the report's summary.
@@ -420,6 +425,7 @@ impl Report {
         a.duration_ms += b.duration_ms;
         a.restarts += b.restarts;
         a.generated.extend(b.generated.iter().cloned());
+        a.dropped.add(&b.dropped);
         a.tools = a.tools.max(b.tools);
         self.server.protocol_version = format!(
             "{}, {}",
@@ -1346,6 +1352,11 @@ impl Campaign<'_> {
     /// Counts an exchange in the summary and reports it, without judging it.
     fn count(&mut self, ex: &Exchange) {
         self.summary.exchanges += 1;
+        for r in &ex.received {
+            if let crate::session::ReceivedItem::Dropped(d) = &r.item {
+                self.summary.dropped.add(d);
+            }
+        }
         if let Probe::ToolCall { tool, arguments }
         | Probe::Generated {
             tool, arguments, ..

@@ -315,6 +315,12 @@ pub enum ReceivedItem {
     Exited(ExitKind),
     /// The HTTP exchange that carried the probe (status, content type, SSE anomalies).
     Http(crate::transport::HttpInfo),
+    /// The session's first flooded window of a kind began during this exchange (see
+    /// [`super::flood`]); the message that crossed the threshold is its sample.
+    Flood(super::flood::Flood),
+    /// Unsolicited messages this exchange counted but did not keep, or requests it throttled or
+    /// could not answer (recorded once, at its end).
+    Dropped(super::flood::Dropped),
 }
 
 /// How the wait ended.

@@ -67,6 +67,7 @@ impl Session {
         let mut gone = false;
         let mut next = 0;
         let mut next_at = started + frames.first().map_or(Duration::ZERO, |f| f.delay);
+        self.flood.start_exchange();
         loop {
             let all_sent = next >= frames.len();
             let all_answered = all_sent
@@ -80,6 +81,7 @@ impl Session {
             if !all_sent && Instant::now() >= next_at {
                 let frame = &frames[next];
                 sent_at[next] = Some(Instant::now());
+                self.flood.client_sent(Instant::now());
                 if let Err(e) = self.emit(frame).await {
                     failed[next] = Some(e);
                 }
@@ -146,6 +148,11 @@ impl Session {
                 at_ms: u64::try_from(at.elapsed().as_millis()).unwrap_or(u64::MAX),
                 item,
             });
+        }
+        // What the batch dropped is recorded with the last frame sent.
+        if let Some(last) = received.get_mut(next.saturating_sub(1)) {
+            let at = sent_at[next.saturating_sub(1)].unwrap_or(started);
+            self.close_recording(at, last);
         }
         frames
             .into_iter()

@@ -8,6 +8,7 @@
 //! answered, so that a dropped frame costs one round trip rather than a full timeout.
 
 mod exchange;
+pub mod flood;
 mod many;
 
 use std::time::{Duration, Instant};
@@ -147,6 +148,13 @@ pub struct Session {
     stdout_closed: bool,
     /// The exchanges of the last handshake that failed (see [`Session::take_failed_handshake`]).
     failed_handshake: Vec<Exchange>,
+    /// The rate of unsolicited messages, and what the current exchange keeps (see [`flood`]).
+    flood: flood::FloodMeter,
+    /// While the transport drops a flood's lines unparsed: since when the current window
+    /// runs, and the transport's count of dropped lines at its start.
+    skipping: Option<(Instant, u64)>,
+    /// The transport's count of dropped lines already counted in an exchange.
+    skipped_counted: u64,
 }
 
 impl Session {
@@ -161,6 +169,41 @@ impl Session {
             wait_cap: None,
             stdout_closed: false,
             failed_handshake: Vec::new(),
+            flood: flood::FloodMeter::new(Instant::now()),
+            skipping: None,
+            skipped_counted: 0,
+        }
+    }
+
+    /// What the session dropped (unsolicited messages not kept), throttled (server-to-client
+    /// requests over the rate limit) or could not answer (write queue full), so far.
+    pub fn dropped(&self) -> flood::Dropped {
+        self.flood.totals()
+    }
+
+    /// Ends the current exchange's recording: what it dropped, as one item at the end.
+    fn close_recording(&mut self, started: Instant, received: &mut Vec<Received>) {
+        let skipped = self.transport.skipped_lines();
+        self.flood
+            .skipped(skipped.saturating_sub(self.skipped_counted));
+        self.skipped_counted = skipped;
+        // Lines are dropped unparsed while the flood lasts: once a whole window brings fewer
+        // than half a flood, they are parsed (and judged) again.
+        if let Some((since, base)) = self.skipping
+            && since.elapsed() >= flood::FLOOD_WINDOW
+        {
+            if skipped - base < flood::NOTIFICATION_FLOOD / 2 {
+                self.transport.skip_lines(None);
+                self.skipping = None;
+            } else {
+                self.skipping = Some((Instant::now(), skipped));
+            }
+        }
+        if let Some(dropped) = self.flood.end_exchange() {
+            received.push(Received {
+                at_ms: ms_since(started),
+                item: ReceivedItem::Dropped(dropped),
+            });
         }
     }
 
@@ -382,9 +425,14 @@ impl Session {
     ) -> Exchange {
         let mut received = Vec::new();
         let started = Instant::now();
+        self.flood.start_exchange();
         // Anything that arrived since the last exchange closed (late replies, log
-        // notifications, a crash) is recorded first, at time 0.
-        while let Some(event) = self.transport.try_recv() {
+        // notifications, a crash) is recorded first, at time 0; at most what the event queue
+        // holds, so that a flood cannot keep the exchange from starting.
+        for _ in 0..LEFTOVERS_MAX {
+            let Some(event) = self.transport.try_recv() else {
+                break;
+            };
             if matches!(event, TransportEvent::Http(_)) {
                 continue;
             }
@@ -405,6 +453,7 @@ impl Session {
             timeout_ms,
             fault: None,
         };
+        self.flood.client_sent(Instant::now());
         let receipt = self
             .transport
             .send_with(&bytes, self.config.timeout, overrides)
@@ -424,6 +473,7 @@ impl Session {
                     break;
                 }
             }
+            self.close_recording(started, &mut received);
             return make(received, Outcome::SendFailed(e.to_string()), bytes);
         }
         let own_post = receipt.ok().and_then(|r| r.post);
@@ -434,7 +484,10 @@ impl Session {
             (Expect::Fenced | Expect::Response { fence: true, .. }, None) => {
                 match self.send_fence().await {
                     Ok(id) => Some(id),
-                    Err(e) => return make(received, Outcome::SendFailed(e), bytes),
+                    Err(e) => {
+                        self.close_recording(started, &mut received);
+                        return make(received, Outcome::SendFailed(e), bytes);
+                    }
                 }
             }
             (Expect::Response { fence: false, .. }, None) => None,
@@ -442,6 +495,7 @@ impl Session {
         let outcome = self
             .wait(&expect, fence, own_post, started, &mut received)
             .await;
+        self.close_recording(started, &mut received);
         make(received, outcome, bytes)
     }
 
@@ -450,6 +504,7 @@ impl Session {
         let method = self.liveness_method();
         let params = self.with_meta(None);
         let frame = wire::to_line(&wire::request(&id, method, params));
+        self.flood.client_sent(Instant::now());
         self.transport
             .send(&frame, self.config.timeout)
             .await
@@ -492,7 +547,13 @@ impl Session {
                 (Some(t), None) => t + self.config.grace,
                 (None, None) => deadline,
             };
-            let Some(event) = self.transport.recv(until).await else {
+            // A steady stream of events (a flood) must not keep the window open past its end.
+            let event = if Instant::now() < until {
+                self.transport.recv(until).await
+            } else {
+                None
+            };
+            let Some(event) = event else {
                 if let Some(index) = answered {
                     break Outcome::Answered { index };
                 }
@@ -640,7 +701,9 @@ impl Session {
     /// `post` ends or one second passes; records its [`crate::transport::HttpInfo`].
     async fn await_http(&mut self, post: u64, started: Instant, received: &mut Vec<Received>) {
         let until = Instant::now() + Duration::from_secs(1);
-        while let Some(event) = self.transport.recv(until).await {
+        while Instant::now() < until
+            && let Some(event) = self.transport.recv(until).await
+        {
             let at_ms = ms_since(started);
             if let TransportEvent::Http(info) = &event {
                 if info.post == post {
@@ -678,15 +741,47 @@ impl Session {
                 None
             }
             TransportEvent::Frame(frame) => {
-                if let Ok(Message::Request(request)) = &frame.message {
-                    let reply = answer_server_request(request.id(), request.method());
-                    // A failed write means the server is gone; the exit event will say so.
-                    let _ = self
-                        .transport
-                        .send(&wire::to_line(&reply), self.config.timeout)
-                        .await;
+                let now = Instant::now();
+                let (keep, flood) = match &frame.message {
+                    Ok(Message::Request(request)) => {
+                        let (answer, keep, flood) =
+                            self.flood.request(request.method(), &frame.raw, now);
+                        // Queued without waiting: mcp-chaos never stops reading to answer. A
+                        // failed write means the server is gone; the exit event will say so.
+                        // Over the window's budget, a request is left unanswered (counted):
+                        // answering a flood only feeds it.
+                        if answer == flood::Answer::Normally {
+                            let reply = answer_server_request(request.id(), request.method());
+                            if let Ok(false) = self.transport.try_send(&wire::to_line(&reply)) {
+                                self.flood.unanswered();
+                            }
+                        }
+                        (keep, flood)
+                    }
+                    Ok(Message::Notification(n)) => {
+                        let (keep, flood) = self.flood.notification(n.method(), &frame.raw, now);
+                        if self.skipping.is_none()
+                            && self.flood.notifications_flooded()
+                            && let Some(prefix) = flood::line_prefix(&frame.raw, n.method())
+                        {
+                            self.transport.skip_lines(Some(prefix));
+                            self.skipping = Some((now, self.transport.skipped_lines()));
+                        }
+                        (keep, flood)
+                    }
+                    _ => (true, None),
+                };
+                match (flood, keep) {
+                    (Some(flood), keep) => {
+                        // The flood item takes the message's place: it is counted as dropped.
+                        if keep {
+                            self.flood.unkeep(flood.kind);
+                        }
+                        Some(ReceivedItem::Flood(flood))
+                    }
+                    (None, true) => Some(ReceivedItem::Frame(frame)),
+                    (None, false) => None,
                 }
-                Some(ReceivedItem::Frame(frame))
             }
             TransportEvent::Oversize {
                 len, head, what, ..
@@ -917,6 +1012,10 @@ impl Session {
     }
 }
 
+/// The most leftover events read before an exchange's frame is sent (the stdio event queue's
+/// capacity): a flood cannot keep an exchange from starting.
+const LEFTOVERS_MAX: usize = 1024;
+
 fn ms_since(t: Instant) -> u64 {
     u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -1088,4 +1187,119 @@ fn read_initialize(
 fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{StdioConfig, StdioTransport};
+
+    /// A server that writes 50 000 log notifications (about 4 MiB) before it reads anything,
+    /// then answers one request and waits for EOF: the 128 KiB request (more than a pipe
+    /// holds) is written while mcp-chaos keeps reading, and the exchange keeps a bounded
+    /// number of notifications, counting the rest.
+    const FLOOD_THEN_ANSWER: &str = r#"
+import json, os, sys
+note = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n'
+os.write(1, note * 50000)
+req = json.loads(sys.stdin.buffer.readline())
+os.write(1, json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {}}).encode() + b"\n")
+sys.stdin.buffer.read()
+"#;
+
+    fn session(script: &str) -> Session {
+        let mut config = StdioConfig::new("python3", vec!["-c".into(), script.into()]);
+        config.eof_grace = Duration::from_millis(500);
+        config.term_grace = Duration::from_millis(500);
+        let transport = Transport::Stdio(StdioTransport::spawn(config).expect("python3 starts"));
+        Session::new(
+            transport,
+            ClientConfig::new(
+                ProtocolVersion::LATEST_WITH_INITIALIZE,
+                Duration::from_secs(20),
+            ),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_large_request_is_written_while_a_flood_is_read_and_recording_stays_bounded() {
+        let mut s = session(FLOOD_THEN_ANSWER);
+        let pad = "x".repeat(128 * 1024);
+        let ex = s
+            .request(Probe::ToolsList, "tools/list", Some(json!({ "pad": pad })))
+            .await;
+        assert!(
+            matches!(ex.outcome, Outcome::Answered { .. }),
+            "{:?}",
+            ex.outcome
+        );
+        assert!(
+            ex.received.len() <= flood::KEPT_PER_EXCHANGE + 3,
+            "{} items kept",
+            ex.received.len()
+        );
+        let dropped = ex.received.iter().find_map(|r| match &r.item {
+            ReceivedItem::Dropped(d) => Some(*d),
+            _ => None,
+        });
+        let kept = ex
+            .received
+            .iter()
+            .filter(|r| matches!(&r.item, ReceivedItem::Frame(f) if matches!(f.message, Ok(Message::Notification(_)))))
+            .count() as u64;
+        let dropped = dropped.expect("a Dropped item");
+        // Every notification is either kept or counted.
+        assert_eq!(kept + dropped.notifications, 50_000, "{dropped:?}");
+        assert!(
+            ex.received
+                .iter()
+                .any(|r| matches!(&r.item, ReceivedItem::Flood(f) if f.kind == flood::FloodKind::Notifications)),
+            "no flood recorded"
+        );
+        assert_eq!(s.dropped().notifications, dropped.notifications);
+        s.shutdown().await;
+    }
+
+    /// A server that sends 2 000 `roots/list` requests without reading, then reads: none
+    /// blocks the reading; the first window's budget is answered, the rest counted as
+    /// throttled.
+    const REQUEST_LOOP: &str = r#"
+import json, os, sys
+reqs = b"".join(json.dumps({"jsonrpc": "2.0", "id": f"s{i}", "method": "roots/list"}).encode() + b"\n" for i in range(2000))
+os.write(1, reqs)
+answers = refused = 0
+for line in sys.stdin.buffer:
+    msg = json.loads(line)
+    if "method" in msg and "id" in msg:
+        os.write(1, json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"answers": answers, "refused": refused}}).encode() + b"\n")
+        continue
+    if "error" in msg:
+        refused += 1
+    else:
+        answers += 1
+"#;
+
+    #[tokio::test]
+    async fn a_request_flood_is_answered_within_budget_and_throttled_beyond() {
+        let mut s = session(REQUEST_LOOP);
+        // The server answers this ping only once its 2 000 requests are out: they are all read
+        // (and answered or throttled) during this exchange.
+        let ex = s.request(Probe::Liveness, "ping", None).await;
+        assert!(
+            ex.received.iter().any(|r| matches!(&r.item, ReceivedItem::Flood(f) if f.kind == flood::FloodKind::ServerRequests)),
+            "no flood recorded"
+        );
+        // The second ping is written after every reply queued so far: its answer counts them
+        // (the server counts error replies as `refused`: there must be none).
+        let ex = s.request(Probe::Liveness, "ping", None).await;
+        let result = ex.response().and_then(|r| r.result()).cloned();
+        let result = result.unwrap_or_else(|| panic!("no answer: {:?}", ex.outcome));
+        let (answers, refused) = (result["answers"].as_u64(), result["refused"].as_u64());
+        let totals = s.dropped();
+        assert_eq!(answers, Some(flood::REQUEST_FLOOD), "{result}");
+        assert_eq!(refused, Some(0), "{result}");
+        assert_eq!(totals.unanswered, 0);
+        assert_eq!(totals.throttled, 2000 - flood::REQUEST_FLOOD);
+        s.shutdown().await;
+    }
 }

@@ -267,6 +267,35 @@ impl Transport {
         }
     }
 
+    /// Sends one frame without waiting (for replies to server-to-client requests, which must
+    /// never stop mcp-chaos from reading): `Ok(false)` when the stdio write queue is full and
+    /// the frame was dropped; HTTP POSTs it in the background.
+    pub fn try_send(&mut self, bytes: &[u8]) -> Result<bool, SendError> {
+        match self {
+            Transport::Stdio(t) => t.try_send(bytes),
+            Transport::Http(t) => {
+                t.send(bytes);
+                Ok(true)
+            }
+        }
+    }
+
+    /// Stdio: stdout lines starting with `prefix` are from now on counted and dropped unparsed
+    /// (see [`StdioTransport::skip_lines`]). Does nothing over HTTP.
+    pub fn skip_lines(&self, prefix: Option<Vec<u8>>) {
+        if let Transport::Stdio(t) = self {
+            t.skip_lines(prefix);
+        }
+    }
+
+    /// How many lines [`Transport::skip_lines`] has dropped so far (0 over HTTP).
+    pub fn skipped_lines(&self) -> u64 {
+        match self {
+            Transport::Stdio(t) => t.skipped_lines(),
+            Transport::Http(_) => 0,
+        }
+    }
+
     /// Whether each request's response comes back on its own HTTP exchange (so the end of
     /// that exchange ends the wait), rather than on one shared stream.
     pub fn per_request(&self) -> bool {

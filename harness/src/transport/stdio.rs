@@ -6,6 +6,8 @@
 //! §Shutdown: close stdin, wait, SIGTERM, wait, SIGKILL.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -26,6 +28,11 @@ const OVERSIZE_HEAD_BYTES: usize = 256;
 /// Capacity of the event channel; a server that floods stdout is slowed by backpressure rather
 /// than buffered without bound.
 const EVENT_CAPACITY: usize = 1024;
+/// How many frames may wait to be written to the server's stdin. Frames are written by a task
+/// of their own, so that mcp-chaos keeps reading the server's stdout while a write waits for
+/// the server to read (a server that writes while it does not read would otherwise deadlock
+/// both sides).
+pub const WRITE_QUEUE_FRAMES: usize = 256;
 
 /// How to start a server process: a stdio server, or the command behind an HTTP server's
 /// `--start`.
@@ -95,11 +102,35 @@ impl StdioConfig {
 /// A running stdio server. Dropping it kills the whole process group.
 #[derive(Debug)]
 pub struct StdioTransport {
-    stdin: Option<ChildStdin>,
+    stdin: Option<Writer>,
     events: mpsc::Receiver<TransportEvent>,
     process: Option<ServerProcess>,
     reader: JoinHandle<()>,
     config: StdioConfig,
+    skip: Arc<SkipLines>,
+}
+
+/// Lines the stdout reader counts and drops without parsing them: the lines of a flood the
+/// session recognised (see [`StdioTransport::skip_lines`]).
+#[derive(Debug, Default)]
+pub struct SkipLines {
+    prefix: Mutex<Option<Vec<u8>>>,
+    skipped: AtomicU64,
+}
+
+impl SkipLines {
+    /// Whether `line` is to be skipped (and counts it if so).
+    fn skips(&self, line: &[u8]) -> bool {
+        let skip = self
+            .prefix
+            .lock()
+            .ok()
+            .is_some_and(|p| p.as_ref().is_some_and(|p| line.starts_with(p)));
+        if skip {
+            self.skipped.fetch_add(1, Ordering::Relaxed);
+        }
+        skip
+    }
 }
 
 impl StdioTransport {
@@ -108,16 +139,23 @@ impl StdioTransport {
     pub fn spawn(config: StdioConfig) -> Result<StdioTransport, StartError> {
         let (tx, events) = mpsc::channel(EVENT_CAPACITY);
         let (process, pipes) = ServerProcess::spawn(&config, true, true, tx.clone())?;
+        let skip = Arc::new(SkipLines::default());
         let reader = match pipes.stdout {
-            Some(stdout) => tokio::spawn(read_frames(stdout, tx, config.max_frame_bytes)),
+            Some(stdout) => tokio::spawn(read_frames(
+                stdout,
+                tx,
+                config.max_frame_bytes,
+                Arc::clone(&skip),
+            )),
             None => tokio::spawn(async {}),
         };
         Ok(StdioTransport {
-            stdin: pipes.stdin,
+            stdin: pipes.stdin.map(Writer::spawn),
             events,
             process: Some(process),
             reader,
             config,
+            skip,
         })
     }
 
@@ -131,18 +169,22 @@ impl StdioTransport {
         self.process.as_ref().map_or(0, ServerProcess::pid)
     }
 
-    /// Writes `bytes` to the server's stdin and flushes, within `timeout`.
+    /// Queues `bytes` for the server's stdin. Returns once the frame is queued (the writer
+    /// task writes and flushes queued frames in order), waiting at most `timeout` for room in
+    /// the queue ([`WRITE_QUEUE_FRAMES`] frames): a full queue for that long means the server
+    /// is not reading its input ([`SendError::Timeout`]). Fails with [`SendError::Closed`]
+    /// once a write failed or stdin was closed.
     pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), SendError> {
-        let Some(stdin) = self.stdin.as_mut() else {
+        let Some(writer) = self.stdin.as_ref() else {
             return Err(SendError::Closed("stdin was closed".into()));
         };
-        let write = async {
-            stdin.write_all(bytes).await?;
-            stdin.flush().await
-        };
-        match tokio::time::timeout(timeout, write).await {
+        writer.check()?;
+        match tokio::time::timeout(timeout, writer.tx.send(bytes.to_vec())).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(SendError::Closed(e.to_string())),
+            Ok(Err(_)) => Err(writer
+                .check()
+                .err()
+                .unwrap_or_else(|| SendError::Closed("the stdin writer ended".into()))),
             Err(_) => Err(SendError::Timeout {
                 bytes: bytes.len(),
                 timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
@@ -150,7 +192,41 @@ impl StdioTransport {
         }
     }
 
-    /// Closes the server's stdin (the first step of a shutdown, or a transport-chaos probe).
+    /// Queues `bytes` for the server's stdin without waiting: `Ok(false)` when the queue is
+    /// full (the frame is dropped; the caller counts it), an error when stdin is closed or a
+    /// write failed. For replies to server-to-client requests, which must never stop
+    /// mcp-chaos from reading.
+    pub fn try_send(&mut self, bytes: &[u8]) -> Result<bool, SendError> {
+        let Some(writer) = self.stdin.as_ref() else {
+            return Err(SendError::Closed("stdin was closed".into()));
+        };
+        writer.check()?;
+        match writer.tx.try_send(bytes.to_vec()) {
+            Ok(()) => Ok(true),
+            Err(mpsc::error::TrySendError::Full(_)) => Ok(false),
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(writer
+                .check()
+                .err()
+                .unwrap_or_else(|| SendError::Closed("the stdin writer ended".into()))),
+        }
+    }
+
+    /// From now on, stdout lines that start with `prefix` are counted and dropped by the
+    /// reader without being parsed (`None`: none are). For a flood of one notification: its
+    /// lines then cost a comparison instead of a parse, so mcp-chaos keeps up with the pipe.
+    pub fn skip_lines(&self, prefix: Option<Vec<u8>>) {
+        if let Ok(mut p) = self.skip.prefix.lock() {
+            *p = prefix;
+        }
+    }
+
+    /// How many lines [`StdioTransport::skip_lines`] has dropped so far.
+    pub fn skipped_lines(&self) -> u64 {
+        self.skip.skipped.load(Ordering::Relaxed)
+    }
+
+    /// Closes the server's stdin (the first step of a shutdown, or a transport-chaos probe),
+    /// once the frames already queued are written.
     pub fn close_stdin(&mut self) {
         self.stdin = None;
     }
@@ -184,19 +260,66 @@ impl StdioTransport {
     /// Shuts the server down: close stdin, wait, SIGTERM the process group, wait, SIGKILL the
     /// group (see [`ServerProcess::shutdown`]).
     pub async fn shutdown(mut self) -> ShutdownOutcome {
-        self.close_stdin();
-        let outcome = match self.process.take() {
+        // Close stdin now, queued frames or not, and stop reading stdout: a server blocked
+        // writing to a full pipe (a flood) then sees EPIPE instead of waiting for SIGTERM.
+        if let Some(writer) = self.stdin.take() {
+            writer.task.abort();
+        }
+        self.reader.abort();
+        match self.process.take() {
             Some(process) => process.shutdown().await,
             None => ShutdownOutcome::Killed,
-        };
-        self.reader.abort();
-        outcome
+        }
     }
 }
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         self.reader.abort();
+        if let Some(writer) = &self.stdin {
+            writer.task.abort();
+        }
+    }
+}
+
+/// The task that writes queued frames to the server's stdin, in order. Dropping the handle
+/// closes the queue: the task writes what is queued, then drops stdin (EOF for the server).
+#[derive(Debug)]
+struct Writer {
+    tx: mpsc::Sender<Vec<u8>>,
+    /// Why a write failed, once one did.
+    failed: Arc<Mutex<Option<String>>>,
+    task: JoinHandle<()>,
+}
+
+impl Writer {
+    fn spawn(mut stdin: ChildStdin) -> Writer {
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(WRITE_QUEUE_FRAMES);
+        let failed = Arc::new(Mutex::new(None));
+        let record = Arc::clone(&failed);
+        let task = tokio::spawn(async move {
+            while let Some(bytes) = rx.recv().await {
+                let written = async {
+                    stdin.write_all(&bytes).await?;
+                    stdin.flush().await
+                };
+                if let Err(e) = written.await {
+                    if let Ok(mut slot) = record.lock() {
+                        *slot = Some(e.to_string());
+                    }
+                    return;
+                }
+            }
+        });
+        Writer { tx, failed, task }
+    }
+
+    /// The error of a write that failed, if one did.
+    fn check(&self) -> Result<(), SendError> {
+        match self.failed.lock().ok().and_then(|f| f.clone()) {
+            Some(e) => Err(SendError::Closed(e)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -206,8 +329,10 @@ async fn read_frames<R: AsyncRead + Unpin>(
     mut reader: R,
     tx: mpsc::Sender<TransportEvent>,
     max: usize,
+    skip: Arc<SkipLines>,
 ) {
     let mut splitter = LineSplitter::new(max);
+    splitter.skip = Some(skip);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match reader.read(&mut buf).await {
@@ -247,6 +372,8 @@ struct LineSplitter {
     noise_run: usize,
     /// Noise lines counted (not kept) since the last [`TransportEvent::Noise`]: lines, bytes.
     dropped: (usize, usize),
+    /// Lines counted and dropped unparsed (a notification flood the session recognised).
+    skip: Option<Arc<SkipLines>>,
 }
 
 impl LineSplitter {
@@ -257,6 +384,7 @@ impl LineSplitter {
             discarding: false,
             noise_run: 0,
             dropped: (0, 0),
+            skip: None,
         }
     }
 
@@ -303,6 +431,10 @@ impl LineSplitter {
     fn end_line(&mut self, out: &mut Vec<TransportEvent>) {
         if std::mem::take(&mut self.discarding) {
             // Reported when it passed the limit.
+            return;
+        }
+        if self.skip.as_ref().is_some_and(|s| s.skips(&self.line)) {
+            self.line.clear();
             return;
         }
         let frame = Frame::new(std::mem::take(&mut self.line));

@@ -6,16 +6,15 @@
 //! parseable; the owed finding; no process left and no port left listening.
 //!
 //! Each row is one line of the table below. A row that fails today carries
-//! `#[ignore = "issue 12: <what fails today>"]`; the fixer who makes it pass removes that line
-//! (and, where the row owes `Pending(..)`, replaces it with the finding's invariant name or a
-//! check). `cargo test -p mcp-chaos-tests --test e2e -- --ignored hostile --nocapture` runs
+//! `#[ignore = "issue 12: <what fails today>"]`; the fixer who makes it pass removes that line.
+//! `cargo test -p mcp-chaos-tests --test e2e -- --ignored hostile --nocapture` runs
 //! the rows that fail today, each printing its measurements.
 
 mod runner;
 
 use runner::{Outcome, Owed, Row, Server, Sigterm};
 
-use Owed::{Check, Exit, Finding, NoFinding, NoFindings, Pending};
+use Owed::{Check, Exit, Finding, NoFinding, NoFindings};
 use Server::{Fixture, Http, HttpNetns, Stdio};
 
 /// `Some(x)` for one argument, `None` for none.
@@ -76,20 +75,17 @@ rows! {
     // The rows of issue 12's table. The ignore reasons give today's numbers (debug build).
     // notification_flood.py exits (0) only on EPIPE, i.e. after mcp-chaos closed its end of the
     // pipe: today's server-died finding against it is mcp-chaos's own doing.
-    #[ignore = "issue 12: no flood finding; a false server-died after the 128 KiB request (write-while-not-reading deadlock)"]
     notification_flood: Stdio("notification_flood.py"), 120 s,
-        [Pending("notification flood (log messages SHOULD be rate-limited)"),
+        [Finding("notification-flood"),
          NoFinding("server-died")];
-    #[ignore = "issue 12: peak RSS 330 MiB, 233 s, no flood finding"]
     notification_flood_threaded: Stdio("notification_flood.py --threaded"), 120 s,
-        [Pending("notification flood (log messages SHOULD be rate-limited)")];
+        [Finding("notification-flood"), NoFinding("server-died")];
     random_bytes: Stdio("random_bytes.py"), 120 s, [Exit(2)];
     #[ignore = "issue 12: past 120 s, a deadline per probe (peak RSS now 38 MiB)"]
     random_bytes_after_init: Stdio("random_bytes.py --after-init"), 120 s,
         [Finding("stdout-not-protocol")];
-    #[ignore = "issue 12: deadlock at 0 % CPU (killed after 600 s), no report"]
     server_request_loop: Stdio("server_request_loop.py"), 120 s,
-        [Pending("server-to-client request flood")];
+        [Finding("server-request-flood"), NoFinding("server-died")];
     sse_500mb_event: Http("http_sse_500mb.py"), 120 s, [Finding("oversize-frame")];
     /// The stream is cut when it passes --max-frame-bytes in total (16 MiB by default).
     sse_500mb_stream: Http("http_sse_500mb.py --shape many-events"), 120 s,

@@ -96,10 +96,6 @@ pub enum Owed {
     Exit(i32),
     /// A check of its own: what it checks, and the check (`Err` says what is wrong).
     Check(&'static str, fn(&Outcome) -> Result<(), String>),
-    /// Something mcp-chaos does not report yet (a flood, a redirect, a wedge, ...). It always
-    /// fails: the fixer replaces it with the finding's invariant (`Finding("...")`) or a
-    /// `Check`, and removes the row's `#[ignore]`.
-    Pending(&'static str),
 }
 
 /// One row of the zoo: a hostile server and what mcp-chaos owes against it.
@@ -589,10 +585,6 @@ pub fn failures(row: &Row, outcome: &Outcome) -> Vec<String> {
                     out.push(format!("{what}: {e}"));
                 }
             }
-            Owed::Pending(what) => out.push(format!(
-                "pending: {what} (mcp-chaos does not report it yet; the fixer replaces this \
-                 Owed::Pending with the finding or check, and removes the row's #[ignore])"
-            )),
             _ => {}
         }
     }
