@@ -50,6 +50,7 @@ Examples:
   mcp-chaos demo
   mcp-chaos run --stdio \"node ./build/index.js\" --report-json report.json
   mcp-chaos run --stdio \"./venv/bin/mcp-server-time\" --protocol-version 2025-06-18
+  mcp-chaos run --http http://127.0.0.1:3001/mcp --header 'Authorization: Bearer ${MCP_TOKEN}'
   mcp-chaos explain MC102";
 
 /// Property-based fuzz and chaos testing for MCP servers: drives a server with valid and
@@ -96,7 +97,9 @@ enum Command {
         #[arg(long)]
         list_flaws: bool,
         /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (a loopback address, e.g.
-        /// 127.0.0.1:0; prints "listening on http://IP:PORT/mcp" to stderr once bound).
+        /// 127.0.0.1:0; prints "listening on http://IP:PORT/mcp" to stderr once bound). With
+        /// FIXTURE_BEARER_TOKEN set, every request needs "Authorization: Bearer <its value>"
+        /// (else 401 with a WWW-Authenticate challenge naming its resource metadata).
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
     },
@@ -130,6 +133,15 @@ struct RunArgs {
     /// With --http: allow a URL whose host is not loopback.
     #[arg(long, requires = "http")]
     allow_remote: bool,
+
+    /// With --http: a header sent on every request (repeatable), e.g.
+    /// --header "Authorization: Bearer ${MCP_TOKEN}" or --header "X-Api-Key: ${API_KEY}".
+    /// ${NAME} is read from mcp-chaos's environment at start (an unset one is an error); put
+    /// the value in a variable, not on the command line, which shells and CI logs keep. Values
+    /// are redacted from every report, log and line printed (the name may show). A server
+    /// that answers the handshake 401 or 403 is exit 2, with its WWW-Authenticate challenge.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "http")]
+    headers: Vec<crate::auth::HeaderArg>,
 
     #[command(flatten)]
     common: CommonArgs,
@@ -561,7 +573,7 @@ pub const DEMO_FLAWS: &[Flaw] = &[
     Flaw::GenericError,
 ];
 
-fn server_spec(args: &RunArgs) -> Result<ServerSpec, crate::transport::StartError> {
+fn server_spec(args: &RunArgs) -> Result<ServerSpec, Box<dyn std::error::Error>> {
     let common = &args.common;
     let process = |line: &str| -> Result<StdioConfig, crate::transport::StartError> {
         let mut c = StdioConfig::from_command_line(line)?;
@@ -584,24 +596,29 @@ fn server_spec(args: &RunArgs) -> Result<ServerSpec, crate::transport::StartErro
                 })?;
             let host = parsed.host_str().unwrap_or_default();
             if !args.allow_remote && !crate::transport::http::is_loopback_host(host) {
-                return Err(crate::transport::StartError::BadUrl {
+                return Err(Box::new(crate::transport::StartError::BadUrl {
                     url: url.clone(),
                     reason: format!(
                         "{host} is not loopback; mcp-chaos talks to 127.0.0.1, ::1 and localhost unless --allow-remote is given"
                     ),
-                });
+                }));
             }
             let mut c = crate::transport::HttpConfig::new(url.clone());
             c.start = args.start.as_deref().map(process).transpose()?;
             c.start_timeout = Duration::from_millis(args.start_timeout_ms);
             c.max_frame_bytes = common.max_frame_bytes;
             c.allow_remote = args.allow_remote;
+            c.headers = args
+                .headers
+                .iter()
+                .map(|h| h.resolve(&|name| std::env::var(name).ok()))
+                .collect::<Result<_, String>>()?;
             Ok(ServerSpec::Http(c))
         }
-        (None, None) => Err(crate::transport::StartError::BadCommand {
+        (None, None) => Err(Box::new(crate::transport::StartError::BadCommand {
             command: String::new(),
             reason: "give --stdio COMMAND or --http URL".into(),
-        }),
+        })),
     }
 }
 

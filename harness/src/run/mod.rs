@@ -65,6 +65,15 @@ impl ServerSpec {
         }
     }
 
+    /// What every report redacts for this server: the values of its extra HTTP headers
+    /// (`--header`, see [`crate::auth::redactions`]).
+    pub fn redactions(&self) -> Vec<String> {
+        match self {
+            ServerSpec::Http(c) => crate::auth::redactions(&c.headers),
+            ServerSpec::Stdio(_) => Vec::new(),
+        }
+    }
+
     /// The environment of the process mcp-chaos starts, if it starts one.
     pub fn env_mut(&mut self) -> Option<&mut Vec<(String, String)>> {
         match self {
@@ -859,7 +868,12 @@ impl<'a> Campaign<'a> {
             injectors,
             findings: Vec::new(),
             seen: std::collections::HashMap::new(),
-            redact: config.secrets.iter().map(|(_, v)| v.clone()).collect(),
+            redact: config
+                .secrets
+                .iter()
+                .map(|(_, v)| v.clone())
+                .chain(config.server.redactions())
+                .collect(),
             summary: Summary::default(),
             started: Instant::now(),
             gave_up: false,
