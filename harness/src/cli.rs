@@ -51,6 +51,8 @@ Examples:
   mcp-chaos run --stdio \"node ./build/index.js\" --report-json report.json
   mcp-chaos run --stdio \"./venv/bin/mcp-server-time\" --protocol-version 2025-06-18
   mcp-chaos run --http http://127.0.0.1:3001/mcp --header 'Authorization: Bearer ${MCP_TOKEN}'
+  mcp-chaos run --stdio \"node build/index.js\" --skip-tools 'delete_*,send_*'
+  mcp-chaos run --stdio \"node build/index.js\" --tools 'get_*,search' --read-only
   mcp-chaos explain MC102";
 
 /// Property-based fuzz and chaos testing for MCP servers: drives a server with valid and
@@ -412,6 +414,23 @@ struct CommonArgs {
     #[arg(long)]
     skip_generated: bool,
 
+    /// Call only the tools matching these names or globs (comma-separated, repeatable; `*`
+    /// any run of characters, `?` one), e.g. --tools 'get_*,search'. The others are never
+    /// called, not even with invalid arguments.
+    #[arg(long, value_name = "GLOB,...", value_parser = parse_globs)]
+    tools: Vec<GlobList>,
+
+    /// Never call the tools matching these names or globs (comma-separated, repeatable),
+    /// e.g. --skip-tools 'delete_*,send_email'. Applied after --tools.
+    #[arg(long, value_name = "GLOB,...", value_parser = parse_globs)]
+    skip_tools: Vec<GlobList>,
+
+    /// Call only tools annotated readOnlyHint: true (a tool without annotations is left out).
+    /// Annotations are the server's own hints: still run against a test instance. Tools
+    /// annotated destructiveHint: true are listed on stderr before any tool is called.
+    #[arg(long)]
+    read_only: bool,
+
     /// Write a replay file for each finding of the generated phase into this folder (re-run
     /// one with `mcp-chaos replay FILE`).
     #[arg(long, value_name = "DIR")]
@@ -423,6 +442,14 @@ struct CommonArgs {
 
     #[command(flatten)]
     output: OutputArgs,
+}
+
+/// A comma-separated list of tool globs (`--tools`, `--skip-tools`).
+#[derive(Debug, Clone)]
+struct GlobList(Vec<String>);
+
+fn parse_globs(s: &str) -> Result<GlobList, String> {
+    run::select::parse_globs(s).map(GlobList)
 }
 
 /// A comma-separated list of fault profiles (`--faults`).
@@ -642,6 +669,11 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
         config.faults.faults.clone_from(faults);
     }
     config.secrets.clone_from(&args.secret_env);
+    config.selection = run::select::ToolSelection {
+        tools: args.tools.iter().flat_map(|g| g.0.clone()).collect(),
+        skip: args.skip_tools.iter().flat_map(|g| g.0.clone()).collect(),
+        read_only: args.read_only,
+    };
     config.seed = args.seed.unwrap_or_else(random_seed);
     config
 }

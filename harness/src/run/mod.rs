@@ -11,6 +11,7 @@ pub mod generated;
 pub mod live;
 mod recover;
 pub mod replay;
+pub mod select;
 
 use std::time::{Duration, Instant};
 
@@ -154,6 +155,8 @@ pub struct RunConfig {
     pub secrets: Vec<(String, String)>,
     /// The run's seed (canaries, probabilistic schedules, generated values).
     pub seed: u64,
+    /// Which listed tools are called (`--tools`, `--skip-tools`, `--read-only`).
+    pub selection: select::ToolSelection,
 }
 
 impl RunConfig {
@@ -182,6 +185,7 @@ impl RunConfig {
             },
             secrets: Vec::new(),
             seed: 0,
+            selection: select::ToolSelection::default(),
         }
     }
 }
@@ -198,6 +202,15 @@ pub enum Event<'a> {
     Initialized {
         /// What it settled.
         negotiated: &'a Negotiated,
+    },
+    /// The tools were listed and selected (before any is called).
+    Tools {
+        /// The tools left out by the selection, and why.
+        skipped: &'a [select::Skipped],
+        /// Globs of `--tools`/`--skip-tools` that match no listed tool.
+        unmatched: &'a [String],
+        /// The selected tools annotated `destructiveHint: true`: they will be called.
+        destructive: &'a [String],
     },
     /// The tools were listed; `steps` more probes are planned.
     Planned {
@@ -314,6 +327,10 @@ pub struct Summary {
     pub duration_ms: u64,
     /// Times the server was restarted.
     pub restarts: u32,
+    /// The listed tools the selection left out (`--tools`, `--skip-tools`, `--read-only`),
+    /// each with why; left out of the JSON when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_tools: Vec<select::Skipped>,
     /// The generated phase, per tool in the order run (left out of the JSON when the phase
     /// did not run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -1107,6 +1124,15 @@ impl Campaign<'_> {
         self.start_session().await?;
         let tools = self.list_tools_checked().await;
         self.tools = ToolTable::new(&tools, self.context().version);
+        let listed = tools.len();
+        let unmatched = config.selection.unmatched(&tools);
+        let (tools, skipped) = config.selection.split(&tools);
+        (self.on_event)(&Event::Tools {
+            skipped: &skipped,
+            unmatched: &unmatched,
+            destructive: &select::destructive(&tools),
+        });
+        self.summary.skipped_tools = skipped;
         let version = self.context().version;
         let (http, http_session) = match self.session.as_mut() {
             Some(session) => {
@@ -1142,7 +1168,7 @@ impl Campaign<'_> {
             plan.generated_tools.push((name.to_owned(), schema, url));
         }
         plan.tools = tools;
-        self.summary.tools = plan.tools.len() as u64;
+        self.summary.tools = listed as u64;
         self.plan = plan;
         Ok(())
     }

@@ -82,6 +82,18 @@ pub struct ScenarioFile {
     /// Time budget of the generated phase per tool, in ms (default 20 000).
     #[serde(default)]
     pub tool_budget_ms: Option<u64>,
+    /// Call only the listed tools matching these names or globs (`*`, `?`) in `campaign`
+    /// steps and in `generate`/`faults` steps without a `tool` (a step naming its tool is
+    /// played as written). Default: every tool.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Never call the tools matching these names or globs in campaign phases, e.g.
+    /// `["delete_*", "send_email"]`.
+    #[serde(default)]
+    pub skip_tools: Vec<String>,
+    /// In campaign phases, call only tools annotated `readOnlyHint: true`. Default false.
+    #[serde(default)]
+    pub read_only: bool,
     /// Run this scenario alone, never beside another (for servers that hold a fixed port or a
     /// shared resource). Default false.
     #[serde(default)]

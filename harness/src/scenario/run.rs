@@ -472,6 +472,11 @@ fn config(scenario: &Scenario, subst: &Subst, options: &SuiteOptions) -> Result<
         config.tool_budget = Duration::from_millis(ms);
     }
     config.seed = file.seed;
+    config.selection = crate::run::select::ToolSelection {
+        tools: file.tools.clone(),
+        skip: file.skip_tools.clone(),
+        read_only: file.read_only,
+    };
     config.replays = options
         .replays
         .as_ref()

@@ -35,3 +35,4 @@ fn every_flaw_has_an_end_to_end_case() {
 }
 mod robustness;
 mod scenario;
+mod select;
