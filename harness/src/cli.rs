@@ -46,10 +46,16 @@ findings so far) before the server's process tree is killed. Beside it,
 PATH-without-extension.findings.jsonl (report.json -> report.findings.jsonl) gets one JSON
 line per finding as it is found, so even SIGKILL loses nothing already found.
 
+The summary ends with the seed and the exact command that reruns the run (`--seed N`). Numeric
+knobs can come from the environment (a flag wins): MCP_CHAOS_SEED, MCP_CHAOS_CASES,
+MCP_CHAOS_TIMEOUT_MS, MCP_CHAOS_TOOL_BUDGET_MS, MCP_CHAOS_MAX_RESTARTS, MCP_CHAOS_MAX_FRAME_BYTES.
+
 Examples:
   mcp-chaos demo
   mcp-chaos run --stdio \"node ./build/index.js\" --report-json report.json
   mcp-chaos run --stdio \"./venv/bin/mcp-server-time\" --protocol-version 2025-06-18
+  mcp-chaos run --stdio \"node build/index.js\" --seed 1234   # the seed a summary printed
+  MCP_CHAOS_CASES=500 MCP_CHAOS_TIMEOUT_MS=30000 mcp-chaos run --stdio \"node build/index.js\"
   mcp-chaos run --http http://127.0.0.1:3001/mcp --header 'Authorization: Bearer ${MCP_TOKEN}'
   mcp-chaos run --stdio \"node build/index.js\" --skip-tools 'delete_*,send_*'
   mcp-chaos run --stdio \"node build/index.js\" --tools 'get_*,search' --read-only
@@ -281,6 +287,9 @@ struct GenArgs {
 
 #[derive(Debug, Args)]
 struct DemoArgs {
+    /// The run's seed (default: random); the summary prints it and the command to rerun.
+    #[arg(long, value_name = "N", env = "MCP_CHAOS_SEED")]
+    seed: Option<u64>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -325,13 +334,13 @@ struct CommonArgs {
     protocol_version: VersionChoice,
 
     /// Deadline for each request, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS, env = "MCP_CHAOS_TIMEOUT_MS")]
     timeout_ms: u64,
 
     /// Largest frame accepted from the server, in bytes: a stdout line, an HTTP body, one SSE
     /// event and one SSE response stream in total. Judged as bytes arrive; a larger one is cut
     /// and reported (oversize-frame).
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES, env = "MCP_CHAOS_MAX_FRAME_BYTES")]
     max_frame_bytes: usize,
 
     /// Cut the server off from the network: point HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at a
@@ -385,21 +394,26 @@ struct CommonArgs {
     #[arg(long = "secret-env", value_name = "NAME=VALUE", value_parser = parse_env)]
     secret_env: Vec<(String, String)>,
 
-    /// The run's seed (canaries, schedules, generated values); printed in the report, so a
-    /// run can be replayed. Default: random.
-    #[arg(long, value_name = "N")]
+    /// The run's seed (canaries, schedules, generated values); the summary prints it with the
+    /// exact command that reruns the run. Default: random.
+    #[arg(long, value_name = "N", env = "MCP_CHAOS_SEED")]
     seed: Option<u64>,
 
     /// Random valid cases per tool in the generated phase (and half as many invalid ones),
     /// after the boundary cases.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, env = "MCP_CHAOS_CASES")]
     cases: usize,
 
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
     /// and progress notifications do not extend a call's deadline past it (each call still
     /// gets --timeout-ms). A tool's generated phase thus ends within this budget plus one
     /// timeout, shrinking aside.
-    #[arg(long, value_name = "MS", default_value_t = 20_000)]
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 20_000,
+        env = "MCP_CHAOS_TOOL_BUDGET_MS"
+    )]
     tool_budget_ms: u64,
 
     /// Time budget of the whole generated phase, in milliseconds. Each tool gets at most its
@@ -437,7 +451,12 @@ struct CommonArgs {
     replays: Option<PathBuf>,
 
     /// How many times a server that died is restarted before the run stops.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        env = "MCP_CHAOS_MAX_RESTARTS"
+    )]
     max_restarts: u32,
 
     #[command(flatten)]
@@ -494,8 +513,12 @@ pub fn no_egress_env() -> Vec<(String, String)> {
 
 /// Parses the command line and runs; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             return match e.kind() {
@@ -536,7 +559,12 @@ pub fn main() -> i32 {
                 }
             };
             let output = &args.common.output;
-            let config = run_config(server, &args.common);
+            let mut config = run_config(server, &args.common);
+            if let Some(run) = matches.subcommand_matches("run") {
+                let mut secrets = config.server.redactions();
+                secrets.extend(config.secrets.iter().map(|(_, v)| v.clone()));
+                config.rerun = Some(rerun_command(run, ENV_KNOBS, config.seed, &secrets));
+            }
             block_on_run(&config, output)
         }
         Command::Demo(args) => {
@@ -582,10 +610,58 @@ pub fn main() -> i32 {
             .iter()
             .filter_map(|f| f.parse().ok())
             .collect();
-            config.seed = random_seed();
+            config.seed = args.seed.unwrap_or_else(random_seed);
+            if let Some(demo) = matches.subcommand_matches("demo") {
+                config.rerun = Some(rerun_command(demo, &[], config.seed, &[]));
+            }
             block_on_run(&config, &args.output)
         }
     }
+}
+
+/// The numeric knobs read from the environment: (argument id, flag).
+const ENV_KNOBS: &[(&str, &str)] = &[
+    ("cases", "--cases"),
+    ("timeout_ms", "--timeout-ms"),
+    ("tool_budget_ms", "--tool-budget-ms"),
+    ("max_restarts", "--max-restarts"),
+    ("max_frame_bytes", "--max-frame-bytes"),
+];
+
+/// The command line that reruns this `run` exactly: the arguments as given, without any
+/// `--seed`, plus the `knobs` (argument id, flag; ids of `matches`' command) that came from
+/// the environment as flags, plus `--seed SEED`;
+/// quoted for a POSIX shell, with every string of `secrets` redacted.
+fn rerun_command(
+    matches: &clap::ArgMatches,
+    knobs: &[(&str, &str)],
+    seed: u64,
+    secrets: &[String],
+) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut args = std::env::args();
+    words.extend(args.next());
+    let mut skip_next = false;
+    for arg in args {
+        if skip_next {
+            skip_next = false;
+        } else if arg == "--seed" {
+            skip_next = true;
+        } else if !arg.starts_with("--seed=") {
+            words.push(arg);
+        }
+    }
+    for (id, flag) in knobs {
+        if matches.value_source(id) == Some(clap::parser::ValueSource::EnvVariable)
+            && let Some(value) = matches.get_raw(id).and_then(|mut v| v.next())
+        {
+            words.push((*flag).to_owned());
+            words.push(value.to_string_lossy().into_owned());
+        }
+    }
+    words.push("--seed".into());
+    words.push(seed.to_string());
+    crate::oracle::leaks::redact(&shell_words::join(&words), secrets)
 }
 
 /// The flaws `mcp-chaos demo` plants.

@@ -300,6 +300,18 @@ pub fn render(report: &Report, color: bool) -> String {
         s("\nPASS: no findings".to_owned(), |x| x.green().bold())
     };
     let _ = writeln!(out, "{verdict}");
+    match &report.rerun {
+        Some(cmd) => {
+            let _ = writeln!(out, "seed {}; rerun exactly: {cmd}", report.seed);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "seed {} (rerun with --seed {})",
+                report.seed, report.seed
+            );
+        }
+    }
     if !report.findings.is_empty() {
         let _ = writeln!(
             out,

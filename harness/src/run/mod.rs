@@ -157,6 +157,9 @@ pub struct RunConfig {
     pub seed: u64,
     /// Which listed tools are called (`--tools`, `--skip-tools`, `--read-only`).
     pub selection: select::ToolSelection,
+    /// The command line that reruns this run exactly (its seed included, secrets redacted),
+    /// for the summary and the reports; `None` when the run has none (a library run).
+    pub rerun: Option<String>,
 }
 
 impl RunConfig {
@@ -186,6 +189,7 @@ impl RunConfig {
             secrets: Vec::new(),
             seed: 0,
             selection: select::ToolSelection::default(),
+            rerun: None,
         }
     }
 }
@@ -390,6 +394,9 @@ pub struct Report {
     /// `{"probe", "sent", "received", "outcome", "elapsed_ms"}`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exchanges: Vec<live::ExchangeExcerpt>,
+    /// The command that reruns this run exactly (`mcp-chaos run ... --seed N`), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<String>,
 }
 
 /// One version's campaign in a `--protocol-version all` run.
@@ -431,6 +438,7 @@ impl Report {
             interrupted: false,
             error: None,
             exchanges: Vec::new(),
+            rerun: config.rerun.clone(),
         }
     }
 
@@ -1610,6 +1618,7 @@ impl Campaign<'_> {
             interrupted: false,
             error: None,
             exchanges: Vec::new(),
+            rerun: self.config.rerun.clone(),
         }
     }
 }

@@ -33,6 +33,7 @@ fn every_flaw_has_an_end_to_end_case() {
         );
     }
 }
+mod rerun;
 mod robustness;
 mod scenario;
 mod select;
