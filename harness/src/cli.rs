@@ -53,6 +53,8 @@ MCP_CHAOS_TIMEOUT_MS, MCP_CHAOS_TOOL_BUDGET_MS, MCP_CHAOS_MAX_RESTARTS, MCP_CHAO
 Examples:
   mcp-chaos demo
   mcp-chaos run --stdio \"node ./build/index.js\" --report-json report.json
+  mcp-chaos run --stdio \"node build/index.js\" --junit out/junit.xml --sarif out/results.sarif
+  mcp-chaos run --stdio \"node build/index.js\" --markdown \"$GITHUB_STEP_SUMMARY\"
   mcp-chaos run --stdio \"./venv/bin/mcp-server-time\" --protocol-version 2025-06-18
   mcp-chaos run --stdio \"node build/index.js\" --seed 1234   # the seed a summary printed
   MCP_CHAOS_CASES=500 MCP_CHAOS_TIMEOUT_MS=30000 mcp-chaos run --stdio \"node build/index.js\"
@@ -300,6 +302,18 @@ struct OutputArgs {
     /// journal each finding as it is found beside it, in PATH-without-extension.findings.jsonl.
     #[arg(long, value_name = "PATH")]
     report_json: Option<PathBuf>,
+    /// Write a JUnit XML report (CI test views): a test case per tool called and one,
+    /// `server`, for the protocol findings; a violation fails its test case. The writer of
+    /// `mcp-chaos scenario --junit`.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Write a SARIF 2.1.0 report (GitHub code scanning): a result per finding, rule ids =
+    /// invariant codes, located at the --stdio command's entry file when it names one.
+    #[arg(long, value_name = "PATH")]
+    sarif: Option<PathBuf>,
+    /// Write a Markdown summary (e.g. --markdown "$GITHUB_STEP_SUMMARY").
+    #[arg(long, value_name = "PATH")]
+    markdown: Option<PathBuf>,
     /// Print only the final summary (no progress).
     #[arg(long, short)]
     quiet: bool,
@@ -833,6 +847,7 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             eprintln!("mcp-chaos: writing the findings journal failed: {e}");
             return exit::INTERNAL;
         }
+        let completed = outcome.is_ok();
         let (report, code) = match outcome {
             Err(e) => {
                 eprintln!("mcp-chaos: {e}");
@@ -841,8 +856,41 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             Ok(report) if report.has_violations() => (report, exit::VIOLATIONS),
             Ok(report) => (report, exit::SUCCESS),
         };
-        finish_report(&report, report_json, quiet, code)
+        let code = finish_report(&report, report_json, quiet, code);
+        if completed
+            && code != exit::INTERNAL
+            && let Err(e) = write_file_reports(&report, output)
+        {
+            eprintln!("mcp-chaos: {e}");
+            return exit::INTERNAL;
+        }
+        code
     })
+}
+
+/// Writes `--junit`, `--sarif` and `--markdown` (each when asked) with the writers of
+/// `mcp-chaos scenario`, over the run's suite model ([`report::of_run`]). Errors name the file.
+fn write_file_reports(report: &run::Report, output: &OutputArgs) -> Result<(), String> {
+    type Writer =
+        fn(&crate::scenario::outcome::SuiteReport, &std::path::Path) -> std::io::Result<()>;
+    if output.junit.is_none() && output.sarif.is_none() && output.markdown.is_none() {
+        return Ok(());
+    }
+    let suite = report::of_run::suite(report);
+    let writers: [(&Option<PathBuf>, Writer); 3] = [
+        (&output.junit, report::junit::write_junit),
+        (&output.sarif, report::sarif::write_sarif),
+        (&output.markdown, report::markdown::write_markdown),
+    ];
+    for (path, write) in writers {
+        if let Some(path) = path {
+            write(&suite, path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            if !output.quiet {
+                eprintln!("mcp-chaos: report written to {}", path.display());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Prints the terminal summary of `report` and writes it to `report_json`, if given; returns

@@ -13,11 +13,15 @@
 //! - [`sarif`]: `--sarif`, SARIF 2.1.0 for code scanning, one result per finding.
 //! - [`markdown`]: `--markdown`, a summary for a CI job page (GitHub step summary).
 //! - [`suite`]: the terminal progress and summary of `mcp-chaos scenario`.
+//!
+//! [`of_run`] turns a run's report into that suite model, so `run --junit/--sarif/--markdown`
+//! use the same writers.
 
 pub mod journal;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod of_run;
 pub mod record;
 pub mod sarif;
 pub mod suite;

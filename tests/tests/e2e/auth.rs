@@ -1,7 +1,7 @@
 //! An HTTP server that requires a bearer token (the fixture with `FIXTURE_BEARER_TOKEN`):
 //! without `--header` the run is exit 2 naming the 401 and what the server asked for; with
-//! `--header "Authorization: Bearer ${TOKEN}"` the campaign runs; the token is in no report,
-//! replay, recording or line printed.
+//! `--header "Authorization: Bearer ${TOKEN}"` the campaign runs; the token is in no report
+//! (JSON, JUnit, SARIF, Markdown), replay, recording or line printed.
 
 use std::path::Path;
 use std::process::Command;
@@ -142,6 +142,12 @@ fn with_the_header_the_campaign_runs_and_the_token_is_nowhere() {
             dir.path().join("replays").to_str().expect("utf-8"),
             "--record",
             dir.path().join("record").to_str().expect("utf-8"),
+            "--junit",
+            dir.path().join("junit.xml").to_str().expect("utf-8"),
+            "--sarif",
+            dir.path().join("results.sarif").to_str().expect("utf-8"),
+            "--markdown",
+            dir.path().join("summary.md").to_str().expect("utf-8"),
         ],
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -153,7 +159,9 @@ fn with_the_header_the_campaign_runs_and_the_token_is_nowhere() {
     );
     assert!(json["summary"]["tools"].as_u64().unwrap_or(0) > 0, "{json}");
     let written = files(dir.path());
-    assert!(written.len() > 3, "{written:?}");
+    for name in ["junit.xml", "results.sarif", "summary.md"] {
+        assert!(written.iter().any(|(p, _)| p.ends_with(name)), "{name}");
+    }
     for (what, text) in written
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))

@@ -35,5 +35,6 @@ fn every_flaw_has_an_end_to_end_case() {
 }
 mod rerun;
 mod robustness;
+mod run_reports;
 mod scenario;
 mod select;
