@@ -238,6 +238,10 @@ struct ScenarioArgs {
     /// Write a Markdown summary (e.g. to $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "PATH")]
     markdown: Option<PathBuf>,
+    /// Write one self-contained HTML page for the suite (fetches nothing): per scenario, the
+    /// verdict, tool × fault and tool × invariant matrices, timing and every finding.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
     /// Write replay files of generated findings under DIR/SCENARIO/.
     #[arg(long, value_name = "DIR")]
     replays: Option<PathBuf>,
@@ -314,6 +318,11 @@ struct OutputArgs {
     /// Write a Markdown summary (e.g. --markdown "$GITHUB_STEP_SUMMARY").
     #[arg(long, value_name = "PATH")]
     markdown: Option<PathBuf>,
+    /// Write one self-contained HTML page (opens from disk, fetches nothing): the verdict, a
+    /// tool × fault and a tool × invariant matrix, timing, every finding with its request,
+    /// response, fault, spec link and rerun command.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
     /// Print only the final summary (no progress).
     #[arg(long, short)]
     quiet: bool,
@@ -868,20 +877,21 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
     })
 }
 
-/// Writes `--junit`, `--sarif` and `--markdown` (each when asked) with the writers of
+/// Writes `--junit`, `--sarif`, `--markdown` and `--html` (each when asked) with the writers of
 /// `mcp-chaos scenario`, over the run's suite model ([`report::of_run`]). Errors name the file.
 fn write_file_reports(report: &run::Report, output: &OutputArgs) -> Result<(), String> {
     type Writer =
         fn(&crate::scenario::outcome::SuiteReport, &std::path::Path) -> std::io::Result<()>;
-    if output.junit.is_none() && output.sarif.is_none() && output.markdown.is_none() {
-        return Ok(());
-    }
-    let suite = report::of_run::suite(report);
-    let writers: [(&Option<PathBuf>, Writer); 3] = [
+    let writers: [(&Option<PathBuf>, Writer); 4] = [
         (&output.junit, report::junit::write_junit),
         (&output.sarif, report::sarif::write_sarif),
         (&output.markdown, report::markdown::write_markdown),
+        (&output.html, report::html::write_html),
     ];
+    if writers.iter().all(|(path, _)| path.is_none()) {
+        return Ok(());
+    }
+    let suite = report::of_run::suite(report);
     for (path, write) in writers {
         if let Some(path) = path {
             write(&suite, path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -1214,6 +1224,7 @@ fn scenario(args: &ScenarioArgs) -> i32 {
         junit: args.junit.clone(),
         sarif: args.sarif.clone(),
         markdown: args.markdown.clone(),
+        html: args.html.clone(),
         sarif_options: report::sarif::SarifOptions {
             accepted: !args.sarif_new_only,
             ..report::sarif::SarifOptions::default()
@@ -1274,13 +1285,14 @@ fn scenario(args: &ScenarioArgs) -> i32 {
 }
 
 /// The report files of `mcp-chaos scenario` (`--report-json`, `--junit`, `--sarif`,
-/// `--markdown`).
+/// `--markdown`, `--html`).
 #[derive(Debug, Clone)]
 struct SuiteOutputs {
     report_json: Option<PathBuf>,
     junit: Option<PathBuf>,
     sarif: Option<PathBuf>,
     markdown: Option<PathBuf>,
+    html: Option<PathBuf>,
     sarif_options: report::sarif::SarifOptions,
 }
 
@@ -1289,7 +1301,7 @@ impl SuiteOutputs {
     /// be written.
     fn write(&self, report: &crate::scenario::outcome::SuiteReport) -> Result<(), i32> {
         type Writer<'a> = &'a dyn Fn(&std::path::Path) -> std::io::Result<()>;
-        let writers: [(&Option<PathBuf>, Writer<'_>); 4] = [
+        let writers: [(&Option<PathBuf>, Writer<'_>); 5] = [
             (&self.report_json, &|path| {
                 serde_json::to_vec_pretty(report)
                     .map_err(std::io::Error::other)
@@ -1304,6 +1316,7 @@ impl SuiteOutputs {
             (&self.markdown, &|path| {
                 report::markdown::write_markdown(report, path)
             }),
+            (&self.html, &|path| report::html::write_html(report, path)),
         ];
         for (path, write) in writers {
             if let Some(path) = path {

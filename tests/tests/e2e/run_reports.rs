@@ -170,3 +170,104 @@ fn a_clean_run_writes_passing_reports() {
     assert_eq!(w.sarif["runs"][0]["results"], serde_json::json!([]));
     assert!(w.markdown.contains("PASSED"), "{}", w.markdown);
 }
+
+/// Everything in `html` that a browser would fetch by itself: `src`, `<link>`, `<script>`,
+/// CSS `url(` and `@import`, `<object>`, `<embed>`, `<iframe>`, `srcset`, `<meta refresh>`.
+fn fetching(html: &str) -> Vec<&'static str> {
+    let lower = html.to_ascii_lowercase();
+    [
+        " src=",
+        "<link",
+        "<script",
+        "url(",
+        "@import",
+        "<object",
+        "<embed",
+        "<iframe",
+        "srcset",
+        "http-equiv=\"refresh\"",
+    ]
+    .into_iter()
+    .filter(|needle| lower.contains(needle))
+    .collect()
+}
+
+/// `--html` of the demo: one self-contained page with the tool × fault matrix (a row per tool,
+/// a column per fault the findings name, the cell of each finding coloured by its severity),
+/// the tool × invariant matrix and every finding; nothing a browser would fetch, and a
+/// Content-Security-Policy that forbids fetching anyway.
+#[test]
+fn demo_html_is_self_contained_with_the_matrices() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let html_path = dir.path().join("report.html");
+    let json_path = dir.path().join("report.json");
+    let out = Command::new(mcp_chaos())
+        .args(["demo", "--seed", "3", "--quiet", "--html"])
+        .arg(&html_path)
+        .arg("--report-json")
+        .arg(&json_path)
+        .output()
+        .expect("mcp-chaos runs");
+    assert_eq!(out.status.code(), Some(1));
+    let html = std::fs::read_to_string(&html_path).expect("an HTML report");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("JSON")).expect("JSON");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(fetching(&html), Vec::<&str>::new());
+    assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
+    // Every link is an anchor in the page or a spec page (links are never fetched).
+    for href in html.split("href=\"").skip(1) {
+        assert!(
+            href.starts_with('#') || href.starts_with("https://modelcontextprotocol.io/"),
+            "{}",
+            &href[..href.len().min(80)]
+        );
+    }
+    let matrix = html
+        .split("<table id=\"tool-fault-matrix\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the tool × fault matrix");
+    let findings = report["findings"].as_array().expect("findings");
+    for f in findings {
+        let tool = f["tool"].as_str().unwrap_or("(server)");
+        assert!(matrix.contains(&format!("<tr><th>{tool}</th>")), "{tool}");
+        if let Some(fault) = f["fault"]["name"].as_str() {
+            assert!(matrix.contains(&format!("<th>{fault}</th>")), "{fault}");
+        }
+        let anchor_target = format!("{}</a>", f["code"].as_str().expect("a code"));
+        assert!(matrix.contains(&anchor_target));
+    }
+    let violations = findings
+        .iter()
+        .filter(|f| f["severity"] == "violation")
+        .count();
+    assert!(violations > 0 && matrix.contains("<td class=\"violation\""));
+    assert!(html.contains("<table id=\"tool-invariant-matrix\">"));
+    assert_eq!(
+        html.matches("<div class=\"finding ").count(),
+        findings.len()
+    );
+    assert!(html.contains("--seed 3"), "the rerun command");
+}
+
+/// `scenario --html`: one page for the suite, a section per scenario.
+#[test]
+fn scenario_html_has_a_section_per_scenario() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let html_path = dir.path().join("suite.html");
+    let out = Command::new(mcp_chaos())
+        .arg("scenario")
+        .arg(repo().join("scenarios/fixture/correct.toml"))
+        .arg(repo().join("scenarios/fixture/flaws/protocol-error-on-404.toml"))
+        .args(["-q", "--html"])
+        .arg(&html_path)
+        .current_dir(repo())
+        .output()
+        .expect("mcp-chaos runs");
+    let html = std::fs::read_to_string(&html_path)
+        .unwrap_or_else(|_| panic!("no HTML: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(html.matches("<section>").count(), 2);
+    assert_eq!(html.matches("<table id=\"tool-fault-matrix\">").count(), 2);
+    assert_eq!(fetching(&html), Vec::<&str>::new());
+}
