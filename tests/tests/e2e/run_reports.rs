@@ -128,6 +128,10 @@ fn demo_writes_junit_sarif_and_markdown_from_one_model() {
     assert_valid_sarif(&w.sarif);
     let results = w.sarif["runs"][0]["results"].as_array().expect("results");
     assert_eq!(results.len(), findings.len());
+    assert_eq!(
+        w.sarif["runs"][0]["automationDetails"]["id"],
+        "mcp-chaos/run/"
+    );
     let mut codes: Vec<&str> = findings.iter().filter_map(|f| f["code"].as_str()).collect();
     let mut rules: Vec<&str> = results
         .iter()
