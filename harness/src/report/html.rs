@@ -342,6 +342,10 @@ mod tests {
             summary: Summary::default(),
             findings: vec![f],
             versions: Vec::new(),
+            outcome: crate::run::live::RunOutcome::Completed,
+            interrupted: false,
+            error: None,
+            exchanges: Vec::new(),
             rerun: None,
         };
         let page = html(&super::super::of_run::suite(&report));

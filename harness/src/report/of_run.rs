@@ -115,6 +115,8 @@ pub fn suite(report: &Report) -> SuiteReport {
             duration_ms: report.summary.duration_ms,
         }],
         duration_ms: report.summary.duration_ms,
+        interrupted: report.interrupted,
+        unfinished: Vec::new(),
     }
 }
 
@@ -157,11 +159,17 @@ mod tests {
                     calls: 12,
                     elapsed_ms: 30,
                     cut: None,
+                    skipped: None,
+                    limits: Vec::new(),
                 }],
                 ..Summary::default()
             },
             findings,
             versions: Vec::new(),
+            outcome: crate::run::live::RunOutcome::Completed,
+            interrupted: false,
+            error: None,
+            exchanges: Vec::new(),
             rerun: Some("mcp-chaos run --stdio x --seed 7".into()),
         }
     }

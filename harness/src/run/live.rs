@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{Event, Report, RunConfig, RunError, Summary, ToolGenerated};
+use super::{Event, Report, RunConfig, RunError, Summary};
 use crate::finding::{Finding, Severity};
 use crate::session::{Exchange, Outcome, Probe, ReceivedItem};
 
@@ -141,7 +141,12 @@ impl LiveRun {
         LiveRun {
             inner: Arc::new(Mutex::new(State {
                 report: Report::empty(config),
-                secrets: config.secrets.iter().map(|(_, v)| v.clone()).collect(),
+                secrets: config
+                    .secrets
+                    .iter()
+                    .map(|(_, v)| v.clone())
+                    .chain(config.server.redactions())
+                    .collect(),
                 exchanges: VecDeque::new(),
                 stderr_tail: String::new(),
                 started: Instant::now(),
@@ -206,17 +211,16 @@ impl LiveRun {
                 finding.redact.clear();
                 s.report.findings.push(finding);
             }
-            Event::ToolGenerated { phase } => s.report.summary.generated.push(ToolGenerated {
-                tool: phase.tool.clone(),
-                calls: phase.calls,
-                elapsed_ms: phase.elapsed_ms,
-                cut: phase.cut,
-            }),
+            Event::ToolGenerated { phase } => s.report.summary.generated.push((*phase).clone()),
             Event::Restarted { .. } => s.report.summary.restarts += 1,
             Event::StartFailed { stderr_tail } => {
                 s.stderr_tail = tail(&crate::oracle::leaks::redact(stderr_tail, &s.secrets));
             }
+            Event::Tools { skipped, .. } => {
+                s.report.summary.skipped_tools = skipped.to_vec();
+            }
             Event::Starting { .. }
+            | Event::GeneratedBudgetSpent { .. }
             | Event::Step { .. }
             | Event::FaultPhase { .. }
             | Event::VersionSkipped { .. } => {}
