@@ -46,10 +46,21 @@ findings so far) before the server's process tree is killed. Beside it,
 PATH-without-extension.findings.jsonl (report.json -> report.findings.jsonl) gets one JSON
 line per finding as it is found, so even SIGKILL loses nothing already found.
 
+The summary ends with the seed and the exact command that reruns the run (`--seed N`). Numeric
+knobs can come from the environment (a flag wins): MCP_CHAOS_SEED, MCP_CHAOS_CASES,
+MCP_CHAOS_TIMEOUT_MS, MCP_CHAOS_TOOL_BUDGET_MS, MCP_CHAOS_MAX_RESTARTS, MCP_CHAOS_MAX_FRAME_BYTES.
+
 Examples:
   mcp-chaos demo
   mcp-chaos run --stdio \"node ./build/index.js\" --report-json report.json
+  mcp-chaos run --stdio \"node build/index.js\" --junit out/junit.xml --sarif out/results.sarif
+  mcp-chaos run --stdio \"node build/index.js\" --markdown \"$GITHUB_STEP_SUMMARY\"
   mcp-chaos run --stdio \"./venv/bin/mcp-server-time\" --protocol-version 2025-06-18
+  mcp-chaos run --stdio \"node build/index.js\" --seed 1234   # the seed a summary printed
+  MCP_CHAOS_CASES=500 MCP_CHAOS_TIMEOUT_MS=30000 mcp-chaos run --stdio \"node build/index.js\"
+  mcp-chaos run --http http://127.0.0.1:3001/mcp --header 'Authorization: Bearer ${MCP_TOKEN}'
+  mcp-chaos run --stdio \"node build/index.js\" --skip-tools 'delete_*,send_*'
+  mcp-chaos run --stdio \"node build/index.js\" --tools 'get_*,search' --read-only
   mcp-chaos explain MC102";
 
 /// Property-based fuzz and chaos testing for MCP servers: drives a server with valid and
@@ -96,7 +107,9 @@ enum Command {
         #[arg(long)]
         list_flaws: bool,
         /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (a loopback address, e.g.
-        /// 127.0.0.1:0; prints "listening on http://IP:PORT/mcp" to stderr once bound).
+        /// 127.0.0.1:0; prints "listening on http://IP:PORT/mcp" to stderr once bound). With
+        /// FIXTURE_BEARER_TOKEN set, every request needs "Authorization: Bearer <its value>"
+        /// (else 401 with a WWW-Authenticate challenge naming its resource metadata).
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
     },
@@ -130,6 +143,15 @@ struct RunArgs {
     /// With --http: allow a URL whose host is not loopback.
     #[arg(long, requires = "http")]
     allow_remote: bool,
+
+    /// With --http: a header sent on every request (repeatable), e.g.
+    /// --header "Authorization: Bearer ${MCP_TOKEN}" or --header "X-Api-Key: ${API_KEY}".
+    /// ${NAME} is read from mcp-chaos's environment at start (an unset one is an error); put
+    /// the value in a variable, not on the command line, which shells and CI logs keep. Values
+    /// are redacted from every report, log and line printed (the name may show). A server
+    /// that answers the handshake 401 or 403 is exit 2, with its WWW-Authenticate challenge.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "http")]
+    headers: Vec<crate::auth::HeaderArg>,
 
     #[command(flatten)]
     common: CommonArgs,
@@ -216,6 +238,10 @@ struct ScenarioArgs {
     /// Write a Markdown summary (e.g. to $GITHUB_STEP_SUMMARY).
     #[arg(long, value_name = "PATH")]
     markdown: Option<PathBuf>,
+    /// Write one self-contained HTML page for the suite (fetches nothing): per scenario, the
+    /// verdict, tool × fault and tool × invariant matrices, timing and every finding.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
     /// Write replay files of generated findings under DIR/SCENARIO/.
     #[arg(long, value_name = "DIR")]
     replays: Option<PathBuf>,
@@ -267,6 +293,9 @@ struct GenArgs {
 
 #[derive(Debug, Args)]
 struct DemoArgs {
+    /// The run's seed (default: random); the summary prints it and the command to rerun.
+    #[arg(long, value_name = "N", env = "MCP_CHAOS_SEED")]
+    seed: Option<u64>,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -277,6 +306,23 @@ struct OutputArgs {
     /// journal each finding as it is found beside it, in PATH-without-extension.findings.jsonl.
     #[arg(long, value_name = "PATH")]
     report_json: Option<PathBuf>,
+    /// Write a JUnit XML report (CI test views): a test case per tool called and one,
+    /// `server`, for the protocol findings; a violation fails its test case. The writer of
+    /// `mcp-chaos scenario --junit`.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Write a SARIF 2.1.0 report (GitHub code scanning): a result per finding, rule ids =
+    /// invariant codes, located at the --stdio command's entry file when it names one.
+    #[arg(long, value_name = "PATH")]
+    sarif: Option<PathBuf>,
+    /// Write a Markdown summary (e.g. --markdown "$GITHUB_STEP_SUMMARY").
+    #[arg(long, value_name = "PATH")]
+    markdown: Option<PathBuf>,
+    /// Write one self-contained HTML page (opens from disk, fetches nothing): the verdict, a
+    /// tool × fault and a tool × invariant matrix, timing, every finding with its request,
+    /// response, fault, spec link and rerun command.
+    #[arg(long, value_name = "PATH")]
+    html: Option<PathBuf>,
     /// Print only the final summary (no progress).
     #[arg(long, short)]
     quiet: bool,
@@ -311,13 +357,13 @@ struct CommonArgs {
     protocol_version: VersionChoice,
 
     /// Deadline for each request, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS, env = "MCP_CHAOS_TIMEOUT_MS")]
     timeout_ms: u64,
 
     /// Largest frame accepted from the server, in bytes: a stdout line, an HTTP body, one SSE
     /// event and one SSE response stream in total. Judged as bytes arrive; a larger one is cut
     /// and reported (oversize-frame).
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FRAME_BYTES, env = "MCP_CHAOS_MAX_FRAME_BYTES")]
     max_frame_bytes: usize,
 
     /// Cut the server off from the network: point HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at a
@@ -371,21 +417,26 @@ struct CommonArgs {
     #[arg(long = "secret-env", value_name = "NAME=VALUE", value_parser = parse_env)]
     secret_env: Vec<(String, String)>,
 
-    /// The run's seed (canaries, schedules, generated values); printed in the report, so a
-    /// run can be replayed. Default: random.
-    #[arg(long, value_name = "N")]
+    /// The run's seed (canaries, schedules, generated values); the summary prints it with the
+    /// exact command that reruns the run. Default: random.
+    #[arg(long, value_name = "N", env = "MCP_CHAOS_SEED")]
     seed: Option<u64>,
 
     /// Random valid cases per tool in the generated phase (and half as many invalid ones),
     /// after the boundary cases.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, env = "MCP_CHAOS_CASES")]
     cases: usize,
 
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
     /// and progress notifications do not extend a call's deadline past it (each call still
     /// gets --timeout-ms). A tool's generated phase thus ends within this budget plus one
     /// timeout, shrinking aside.
-    #[arg(long, value_name = "MS", default_value_t = 20_000)]
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 20_000,
+        env = "MCP_CHAOS_TOOL_BUDGET_MS"
+    )]
     tool_budget_ms: u64,
 
     /// Time budget of the whole generated phase, in milliseconds. Each tool gets at most its
@@ -400,17 +451,47 @@ struct CommonArgs {
     #[arg(long)]
     skip_generated: bool,
 
+    /// Call only the tools matching these names or globs (comma-separated, repeatable; `*`
+    /// any run of characters, `?` one), e.g. --tools 'get_*,search'. The others are never
+    /// called, not even with invalid arguments.
+    #[arg(long, value_name = "GLOB,...", value_parser = parse_globs)]
+    tools: Vec<GlobList>,
+
+    /// Never call the tools matching these names or globs (comma-separated, repeatable),
+    /// e.g. --skip-tools 'delete_*,send_email'. Applied after --tools.
+    #[arg(long, value_name = "GLOB,...", value_parser = parse_globs)]
+    skip_tools: Vec<GlobList>,
+
+    /// Call only tools annotated readOnlyHint: true (a tool without annotations is left out).
+    /// Annotations are the server's own hints: still run against a test instance. Tools
+    /// annotated destructiveHint: true are listed on stderr before any tool is called.
+    #[arg(long)]
+    read_only: bool,
+
     /// Write a replay file for each finding of the generated phase into this folder (re-run
     /// one with `mcp-chaos replay FILE`).
     #[arg(long, value_name = "DIR")]
     replays: Option<PathBuf>,
 
     /// How many times a server that died is restarted before the run stops.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10,
+        env = "MCP_CHAOS_MAX_RESTARTS"
+    )]
     max_restarts: u32,
 
     #[command(flatten)]
     output: OutputArgs,
+}
+
+/// A comma-separated list of tool globs (`--tools`, `--skip-tools`).
+#[derive(Debug, Clone)]
+struct GlobList(Vec<String>);
+
+fn parse_globs(s: &str) -> Result<GlobList, String> {
+    run::select::parse_globs(s).map(GlobList)
 }
 
 /// A comma-separated list of fault profiles (`--faults`).
@@ -455,8 +536,12 @@ pub fn no_egress_env() -> Vec<(String, String)> {
 
 /// Parses the command line and runs; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             return match e.kind() {
@@ -497,7 +582,12 @@ pub fn main() -> i32 {
                 }
             };
             let output = &args.common.output;
-            let config = run_config(server, &args.common);
+            let mut config = run_config(server, &args.common);
+            if let Some(run) = matches.subcommand_matches("run") {
+                let mut secrets = config.server.redactions();
+                secrets.extend(config.secrets.iter().map(|(_, v)| v.clone()));
+                config.rerun = Some(rerun_command(run, ENV_KNOBS, config.seed, &secrets));
+            }
             block_on_run(&config, output)
         }
         Command::Demo(args) => {
@@ -543,10 +633,58 @@ pub fn main() -> i32 {
             .iter()
             .filter_map(|f| f.parse().ok())
             .collect();
-            config.seed = random_seed();
+            config.seed = args.seed.unwrap_or_else(random_seed);
+            if let Some(demo) = matches.subcommand_matches("demo") {
+                config.rerun = Some(rerun_command(demo, &[], config.seed, &[]));
+            }
             block_on_run(&config, &args.output)
         }
     }
+}
+
+/// The numeric knobs read from the environment: (argument id, flag).
+const ENV_KNOBS: &[(&str, &str)] = &[
+    ("cases", "--cases"),
+    ("timeout_ms", "--timeout-ms"),
+    ("tool_budget_ms", "--tool-budget-ms"),
+    ("max_restarts", "--max-restarts"),
+    ("max_frame_bytes", "--max-frame-bytes"),
+];
+
+/// The command line that reruns this `run` exactly: the arguments as given, without any
+/// `--seed`, plus the `knobs` (argument id, flag; ids of `matches`' command) that came from
+/// the environment as flags, plus `--seed SEED`;
+/// quoted for a POSIX shell, with every string of `secrets` redacted.
+fn rerun_command(
+    matches: &clap::ArgMatches,
+    knobs: &[(&str, &str)],
+    seed: u64,
+    secrets: &[String],
+) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut args = std::env::args();
+    words.extend(args.next());
+    let mut skip_next = false;
+    for arg in args {
+        if skip_next {
+            skip_next = false;
+        } else if arg == "--seed" {
+            skip_next = true;
+        } else if !arg.starts_with("--seed=") {
+            words.push(arg);
+        }
+    }
+    for (id, flag) in knobs {
+        if matches.value_source(id) == Some(clap::parser::ValueSource::EnvVariable)
+            && let Some(value) = matches.get_raw(id).and_then(|mut v| v.next())
+        {
+            words.push((*flag).to_owned());
+            words.push(value.to_string_lossy().into_owned());
+        }
+    }
+    words.push("--seed".into());
+    words.push(seed.to_string());
+    crate::oracle::leaks::redact(&shell_words::join(&words), secrets)
 }
 
 /// The flaws `mcp-chaos demo` plants.
@@ -561,7 +699,7 @@ pub const DEMO_FLAWS: &[Flaw] = &[
     Flaw::GenericError,
 ];
 
-fn server_spec(args: &RunArgs) -> Result<ServerSpec, crate::transport::StartError> {
+fn server_spec(args: &RunArgs) -> Result<ServerSpec, Box<dyn std::error::Error>> {
     let common = &args.common;
     let process = |line: &str| -> Result<StdioConfig, crate::transport::StartError> {
         let mut c = StdioConfig::from_command_line(line)?;
@@ -584,24 +722,29 @@ fn server_spec(args: &RunArgs) -> Result<ServerSpec, crate::transport::StartErro
                 })?;
             let host = parsed.host_str().unwrap_or_default();
             if !args.allow_remote && !crate::transport::http::is_loopback_host(host) {
-                return Err(crate::transport::StartError::BadUrl {
+                return Err(Box::new(crate::transport::StartError::BadUrl {
                     url: url.clone(),
                     reason: format!(
                         "{host} is not loopback; mcp-chaos talks to 127.0.0.1, ::1 and localhost unless --allow-remote is given"
                     ),
-                });
+                }));
             }
             let mut c = crate::transport::HttpConfig::new(url.clone());
             c.start = args.start.as_deref().map(process).transpose()?;
             c.start_timeout = Duration::from_millis(args.start_timeout_ms);
             c.max_frame_bytes = common.max_frame_bytes;
             c.allow_remote = args.allow_remote;
+            c.headers = args
+                .headers
+                .iter()
+                .map(|h| h.resolve(&|name| std::env::var(name).ok()))
+                .collect::<Result<_, String>>()?;
             Ok(ServerSpec::Http(c))
         }
-        (None, None) => Err(crate::transport::StartError::BadCommand {
+        (None, None) => Err(Box::new(crate::transport::StartError::BadCommand {
             command: String::new(),
             reason: "give --stdio COMMAND or --http URL".into(),
-        }),
+        })),
     }
 }
 
@@ -625,6 +768,11 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
         config.faults.faults.clone_from(faults);
     }
     config.secrets.clone_from(&args.secret_env);
+    config.selection = run::select::ToolSelection {
+        tools: args.tools.iter().flat_map(|g| g.0.clone()).collect(),
+        skip: args.skip_tools.iter().flat_map(|g| g.0.clone()).collect(),
+        read_only: args.read_only,
+    };
     config.seed = args.seed.unwrap_or_else(random_seed);
     config
 }
@@ -708,6 +856,7 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             eprintln!("mcp-chaos: writing the findings journal failed: {e}");
             return exit::INTERNAL;
         }
+        let completed = outcome.is_ok();
         let (report, code) = match outcome {
             Err(e) => {
                 eprintln!("mcp-chaos: {e}");
@@ -716,8 +865,42 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             Ok(report) if report.has_violations() => (report, exit::VIOLATIONS),
             Ok(report) => (report, exit::SUCCESS),
         };
-        finish_report(&report, report_json, quiet, code)
+        let code = finish_report(&report, report_json, quiet, code);
+        if completed
+            && code != exit::INTERNAL
+            && let Err(e) = write_file_reports(&report, output)
+        {
+            eprintln!("mcp-chaos: {e}");
+            return exit::INTERNAL;
+        }
+        code
     })
+}
+
+/// Writes `--junit`, `--sarif`, `--markdown` and `--html` (each when asked) with the writers of
+/// `mcp-chaos scenario`, over the run's suite model ([`report::of_run`]). Errors name the file.
+fn write_file_reports(report: &run::Report, output: &OutputArgs) -> Result<(), String> {
+    type Writer =
+        fn(&crate::scenario::outcome::SuiteReport, &std::path::Path) -> std::io::Result<()>;
+    let writers: [(&Option<PathBuf>, Writer); 4] = [
+        (&output.junit, report::junit::write_junit),
+        (&output.sarif, report::sarif::write_sarif),
+        (&output.markdown, report::markdown::write_markdown),
+        (&output.html, report::html::write_html),
+    ];
+    if writers.iter().all(|(path, _)| path.is_none()) {
+        return Ok(());
+    }
+    let suite = report::of_run::suite(report);
+    for (path, write) in writers {
+        if let Some(path) = path {
+            write(&suite, path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            if !output.quiet {
+                eprintln!("mcp-chaos: report written to {}", path.display());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Prints the terminal summary of `report` and writes it to `report_json`, if given; returns
@@ -1041,6 +1224,7 @@ fn scenario(args: &ScenarioArgs) -> i32 {
         junit: args.junit.clone(),
         sarif: args.sarif.clone(),
         markdown: args.markdown.clone(),
+        html: args.html.clone(),
         sarif_options: report::sarif::SarifOptions {
             accepted: !args.sarif_new_only,
             ..report::sarif::SarifOptions::default()
@@ -1101,13 +1285,14 @@ fn scenario(args: &ScenarioArgs) -> i32 {
 }
 
 /// The report files of `mcp-chaos scenario` (`--report-json`, `--junit`, `--sarif`,
-/// `--markdown`).
+/// `--markdown`, `--html`).
 #[derive(Debug, Clone)]
 struct SuiteOutputs {
     report_json: Option<PathBuf>,
     junit: Option<PathBuf>,
     sarif: Option<PathBuf>,
     markdown: Option<PathBuf>,
+    html: Option<PathBuf>,
     sarif_options: report::sarif::SarifOptions,
 }
 
@@ -1116,7 +1301,7 @@ impl SuiteOutputs {
     /// be written.
     fn write(&self, report: &crate::scenario::outcome::SuiteReport) -> Result<(), i32> {
         type Writer<'a> = &'a dyn Fn(&std::path::Path) -> std::io::Result<()>;
-        let writers: [(&Option<PathBuf>, Writer<'_>); 4] = [
+        let writers: [(&Option<PathBuf>, Writer<'_>); 5] = [
             (&self.report_json, &|path| {
                 serde_json::to_vec_pretty(report)
                     .map_err(std::io::Error::other)
@@ -1131,6 +1316,7 @@ impl SuiteOutputs {
             (&self.markdown, &|path| {
                 report::markdown::write_markdown(report, path)
             }),
+            (&self.html, &|path| report::html::write_html(report, path)),
         ];
         for (path, write) in writers {
             if let Some(path) = path {

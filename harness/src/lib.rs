@@ -21,6 +21,7 @@
 //! - `fuzz` (feature `arbitrary`): `Arbitrary` MCP messages and the answers a server owes
 //!   them, for cargo-fuzz targets.
 
+pub mod auth;
 pub mod cli;
 pub mod finding;
 pub mod fixture;

@@ -313,6 +313,7 @@ mod tests {
             sse_priming: false,
             sse_anomalies: Vec::new(),
             error: None,
+            www_authenticate: None,
             elapsed_ms: 1,
         };
         Exchange {

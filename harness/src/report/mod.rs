@@ -12,12 +12,19 @@
 //! - [`junit`]: `--junit`, JUnit XML, one test suite per scenario and one test case per step.
 //! - [`sarif`]: `--sarif`, SARIF 2.1.0 for code scanning, one result per finding.
 //! - [`markdown`]: `--markdown`, a summary for a CI job page (GitHub step summary).
+//! - [`html`]: `--html`, one self-contained page: verdict, tool × fault and tool × invariant
+//!   matrices, timing, every finding.
 //! - [`suite`]: the terminal progress and summary of `mcp-chaos scenario`.
+//!
+//! [`of_run`] turns a run's report into that suite model, so `run --junit/--sarif/--markdown`
+//! use the same writers.
 
+pub mod html;
 pub mod journal;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod of_run;
 pub mod record;
 pub mod sarif;
 pub mod suite;

@@ -20,7 +20,8 @@
 //! - `invocations[0]`: whether every scenario could be carried out, the suite's exit code, and
 //!   one `toolExecutionNotifications` entry per scenario that errored.
 //! - `automationDetails.id`: `mcp-chaos/scenarios/` (with `shard-I-of-N/` appended for a
-//!   shard), so that GitHub keeps the uploads of different shards apart.
+//!   shard), so that GitHub keeps the uploads of different shards apart; `mcp-chaos/run/` for
+//!   the log of a `run`.
 //!
 //! GitHub code scanning reads neither `suppressions` nor `baselineState`: each accepted
 //! finding uploaded there is an open alert. [`SarifOptions::accepted`] leaves them out.
@@ -57,6 +58,10 @@ pub const FINGERPRINT_KEY: &str = "mcpChaos/v1";
 /// `automationDetails.id` of an unsharded run (the GitHub code scanning category is the part
 /// before the last `/`).
 pub const CATEGORY: &str = "mcp-chaos/scenarios/";
+
+/// `automationDetails.id` of a `mcp-chaos run` log (its suite model, see
+/// [`super::of_run`]), so that GitHub keeps run and scenario uploads apart.
+pub const RUN_CATEGORY: &str = "mcp-chaos/run/";
 
 /// The most results GitHub code scanning accepts in one run. Past it, accepted findings are
 /// left out first, then the last new ones, and a notification says how many.
@@ -181,8 +186,10 @@ pub fn sarif_with(report: &SuiteReport, options: SarifOptions) -> Sarif {
         .build();
     driver.information_uri = information_uri();
 
+    let is_run = matches!(&report.scenarios[..], [s] if s.name == super::of_run::RUN_NAME);
     let category = match report.shard {
         Some((i, n)) => format!("{CATEGORY}shard-{i}-of-{n}/"),
+        None if is_run => RUN_CATEGORY.to_owned(),
         None => CATEGORY.to_owned(),
     };
     let mut run = Run::builder()

@@ -50,6 +50,36 @@ impl Progress {
                     .unwrap_or("server"),
                 negotiated.answered
             )),
+            Event::Tools {
+                skipped,
+                unmatched,
+                destructive,
+            } => {
+                if !skipped.is_empty() {
+                    let names: Vec<String> = skipped
+                        .iter()
+                        .map(|s| format!("{} ({})", s.tool, s.reason))
+                        .collect();
+                    self.line(&format!(
+                        "{} tools left out: {}",
+                        skipped.len(),
+                        names.join(", ")
+                    ));
+                }
+                // Printed even with --quiet: they say what the run is about to do.
+                for glob in *unmatched {
+                    self.warn(&format!(
+                        "warning: {glob:?} matches no tool the server lists"
+                    ));
+                }
+                if !destructive.is_empty() {
+                    self.warn(&format!(
+                        "warning: {} annotated destructiveHint: true and will be called with generated arguments: {}. Run against a test instance, or leave them out with --skip-tools or --read-only.",
+                        if destructive.len() == 1 { "this tool is" } else { "these tools are" },
+                        destructive.join(", ")
+                    ));
+                }
+            }
             Event::Planned { tools, steps } => {
                 self.bar.set_length(*steps as u64);
                 self.line(&format!("{tools} tools; {steps} probes planned"));
@@ -99,6 +129,15 @@ impl Progress {
             }
             Event::Restarted { reason } => self.line(&format!("restarting the server: {reason}")),
             Event::Exchange { .. } | Event::Finding { .. } | Event::StartFailed { .. } => {}
+        }
+    }
+
+    /// A line printed even when quiet.
+    fn warn(&self, text: &str) {
+        if self.bar.is_hidden() {
+            eprintln!("mcp-chaos: {text}");
+        } else {
+            self.bar.println(text);
         }
     }
 
@@ -269,6 +308,18 @@ pub fn render(report: &Report, color: bool) -> String {
         s("\nPASS: no findings".to_owned(), |x| x.green().bold())
     };
     let _ = writeln!(out, "{verdict}");
+    match &report.rerun {
+        Some(cmd) => {
+            let _ = writeln!(out, "seed {}; rerun exactly: {cmd}", report.seed);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "seed {} (rerun with --seed {})",
+                report.seed, report.seed
+            );
+        }
+    }
     if !report.findings.is_empty() {
         let _ = writeln!(
             out,

@@ -64,7 +64,8 @@ impl<'a> Driver<'a> {
         })
     }
 
-    /// The tools the server listed (as listed).
+    /// The tools the server listed that the selection keeps (`RunConfig::selection`), as
+    /// listed.
     pub fn tools(&self) -> &[Value] {
         &self.campaign.plan.tools
     }

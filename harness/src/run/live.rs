@@ -146,7 +146,12 @@ impl LiveRun {
         LiveRun {
             inner: Arc::new(Mutex::new(State {
                 report: Report::empty(config),
-                secrets: config.secrets.iter().map(|(_, v)| v.clone()).collect(),
+                secrets: config
+                    .secrets
+                    .iter()
+                    .map(|(_, v)| v.clone())
+                    .chain(config.server.redactions())
+                    .collect(),
                 exchanges: VecDeque::new(),
                 stderr_tail: String::new(),
                 started: Instant::now(),
@@ -216,7 +221,11 @@ impl LiveRun {
             Event::StartFailed { stderr_tail } => {
                 s.stderr_tail = tail(&crate::oracle::leaks::redact(stderr_tail, &s.secrets));
             }
+            Event::Tools { skipped, .. } => {
+                s.report.summary.skipped_tools = skipped.to_vec();
+            }
             Event::Starting { .. }
+            | Event::GeneratedBudgetSpent { .. }
             | Event::Step { .. }
             | Event::FaultPhase { .. }
             | Event::GeneratedBudgetSpent { .. }

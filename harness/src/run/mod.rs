@@ -11,6 +11,7 @@ pub mod generated;
 pub mod live;
 mod recover;
 pub mod replay;
+pub mod select;
 
 use std::time::{Duration, Instant};
 
@@ -62,6 +63,15 @@ impl ServerSpec {
                 Some(start) => format!("{} (started with {})", c.url, start.display()),
                 None => c.url.clone(),
             },
+        }
+    }
+
+    /// What every report redacts for this server: the values of its extra HTTP headers
+    /// (`--header`, see [`crate::auth::redactions`]).
+    pub fn redactions(&self) -> Vec<String> {
+        match self {
+            ServerSpec::Http(c) => crate::auth::redactions(&c.headers),
+            ServerSpec::Stdio(_) => Vec::new(),
         }
     }
 
@@ -145,6 +155,11 @@ pub struct RunConfig {
     pub secrets: Vec<(String, String)>,
     /// The run's seed (canaries, probabilistic schedules, generated values).
     pub seed: u64,
+    /// Which listed tools are called (`--tools`, `--skip-tools`, `--read-only`).
+    pub selection: select::ToolSelection,
+    /// The command line that reruns this run exactly (its seed included, secrets redacted),
+    /// for the summary and the reports; `None` when the run has none (a library run).
+    pub rerun: Option<String>,
 }
 
 impl RunConfig {
@@ -173,6 +188,8 @@ impl RunConfig {
             },
             secrets: Vec::new(),
             seed: 0,
+            selection: select::ToolSelection::default(),
+            rerun: None,
         }
     }
 }
@@ -189,6 +206,15 @@ pub enum Event<'a> {
     Initialized {
         /// What it settled.
         negotiated: &'a Negotiated,
+    },
+    /// The tools were listed and selected (before any is called).
+    Tools {
+        /// The tools left out by the selection, and why.
+        skipped: &'a [select::Skipped],
+        /// Globs of `--tools`/`--skip-tools` that match no listed tool.
+        unmatched: &'a [String],
+        /// The selected tools annotated `destructiveHint: true`: they will be called.
+        destructive: &'a [String],
     },
     /// The tools were listed; `steps` more probes are planned.
     Planned {
@@ -305,6 +331,10 @@ pub struct Summary {
     pub duration_ms: u64,
     /// Times the server was restarted.
     pub restarts: u32,
+    /// The listed tools the selection left out (`--tools`, `--skip-tools`, `--read-only`),
+    /// each with why; left out of the JSON when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_tools: Vec<select::Skipped>,
     /// The generated phase, per tool in the order run (left out of the JSON when the phase
     /// did not run).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -369,6 +399,9 @@ pub struct Report {
     /// `{"probe", "sent", "received", "outcome", "elapsed_ms"}`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exchanges: Vec<live::ExchangeExcerpt>,
+    /// The command that reruns this run exactly (`mcp-chaos run ... --seed N`), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<String>,
 }
 
 /// One version's campaign in a `--protocol-version all` run.
@@ -410,6 +443,7 @@ impl Report {
             interrupted: false,
             error: None,
             exchanges: Vec::new(),
+            rerun: config.rerun.clone(),
         }
     }
 
@@ -865,7 +899,12 @@ impl<'a> Campaign<'a> {
             injectors,
             findings: Vec::new(),
             seen: std::collections::HashMap::new(),
-            redact: config.secrets.iter().map(|(_, v)| v.clone()).collect(),
+            redact: config
+                .secrets
+                .iter()
+                .map(|(_, v)| v.clone())
+                .chain(config.server.redactions())
+                .collect(),
             summary: Summary::default(),
             started: Instant::now(),
             gave_up: false,
@@ -1099,6 +1138,15 @@ impl Campaign<'_> {
         self.start_session().await?;
         let tools = self.list_tools_checked().await;
         self.tools = ToolTable::new(&tools, self.context().version);
+        let listed = tools.len();
+        let unmatched = config.selection.unmatched(&tools);
+        let (tools, skipped) = config.selection.split(&tools);
+        (self.on_event)(&Event::Tools {
+            skipped: &skipped,
+            unmatched: &unmatched,
+            destructive: &select::destructive(&tools),
+        });
+        self.summary.skipped_tools = skipped;
         let version = self.context().version;
         let (http, http_session) = match self.session.as_mut() {
             Some(session) => {
@@ -1134,7 +1182,7 @@ impl Campaign<'_> {
             plan.generated_tools.push((name.to_owned(), schema, url));
         }
         plan.tools = tools;
-        self.summary.tools = plan.tools.len() as u64;
+        self.summary.tools = listed as u64;
         self.plan = plan;
         Ok(())
     }
@@ -1581,6 +1629,7 @@ impl Campaign<'_> {
             interrupted: false,
             error: None,
             exchanges: Vec::new(),
+            rerun: self.config.rerun.clone(),
         }
     }
 }

@@ -36,7 +36,7 @@
 //! reason = "upstream issue #12: the 5xx text is generic; accepted until it is fixed"
 //! ```
 //!
-//! Substitutions, in `stdio`, `start`, `http`, `env` values, `cwd` and sandbox `setup`
+//! Substitutions, in `stdio`, `start`, `http`, `env` and `headers` values, `cwd` and sandbox `setup`
 //! commands: `{mcp-chaos}` (the running mcp-chaos binary), `{sandbox}` (the scenario's
 //! temporary directory), `{port}` (a free loopback port picked for this scenario),
 //! `{scenario_dir}` (the absolute path of the folder of the scenario file), and `${NAME}` (an environment variable
@@ -82,6 +82,18 @@ pub struct ScenarioFile {
     /// Time budget of the generated phase per tool, in ms (default 20 000).
     #[serde(default)]
     pub tool_budget_ms: Option<u64>,
+    /// Call only the listed tools matching these names or globs (`*`, `?`) in `campaign`
+    /// steps and in `generate`/`faults` steps without a `tool` (a step naming its tool is
+    /// played as written). Default: every tool.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// Never call the tools matching these names or globs in campaign phases, e.g.
+    /// `["delete_*", "send_email"]`.
+    #[serde(default)]
+    pub skip_tools: Vec<String>,
+    /// In campaign phases, call only tools annotated `readOnlyHint: true`. Default false.
+    #[serde(default)]
+    pub read_only: bool,
     /// Run this scenario alone, never beside another (for servers that hold a fixed port or a
     /// shared resource). Default false.
     #[serde(default)]
@@ -150,6 +162,12 @@ pub struct ServerSection {
     /// Largest frame accepted from the server, in bytes (default 16 MiB).
     #[serde(default)]
     pub max_frame_bytes: Option<usize>,
+    /// For `http`: headers sent on every request, e.g.
+    /// `{ Authorization = "Bearer ${MCP_TOKEN}" }`. Put credentials in environment variables
+    /// (`${NAME}`, expanded at start; an unset one fails the scenario naming it), not in the
+    /// file. Values are redacted from every report.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
 }
 
 fn yes() -> bool {
@@ -524,6 +542,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
         (Some(cmd), None) if cmd.is_empty() => {
             return Err(err(server_line, "[server] `stdio` is empty".into()));
         }
+        (Some(_), None) if !s.headers.is_empty() => {
+            return Err(err(
+                server_line,
+                "[server] `headers` go with `http` (a stdio server gets `env`)".into(),
+            ));
+        }
         (Some(_), None) if s.start.is_some() => {
             return Err(err(
                 server_line,
@@ -531,6 +555,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
             ));
         }
         _ => {}
+    }
+    for name in s.headers.keys() {
+        crate::auth::check_name(name)
+            .map_err(|e| err(server_line, format!("[server] headers: {e}")))?;
     }
     if let Some(v) = &s.protocol_version
         && v != "auto"

@@ -241,6 +241,7 @@ fn raw_mentions(scenario: &Scenario, needle: &str) -> bool {
     all.extend(s.http.iter());
     all.extend(s.start.iter().flatten());
     all.extend(s.env.values());
+    all.extend(s.headers.values());
     all.extend(s.cwd.iter());
     if let Some(sb) = &scenario.file.sandbox {
         all.extend(sb.setup.iter().flatten());
@@ -437,6 +438,15 @@ fn config(scenario: &Scenario, subst: &Subst, options: &SuiteOptions) -> Result<
                 c.start_timeout = Duration::from_millis(ms);
             }
             c.max_frame_bytes = max_frame;
+            for (name, template) in &s.headers {
+                let value = subst.apply(template)?;
+                if reqwest::header::HeaderValue::from_str(&value).is_err() {
+                    return Err(format!(
+                        "[server] headers.{name}: the value (after substitution) holds characters an HTTP header cannot carry"
+                    ));
+                }
+                c.headers.push((name.clone(), value));
+            }
             ServerSpec::Http(c)
         }
         (None, None) => return Err("[server] needs `stdio` or `http`".into()),
@@ -462,6 +472,11 @@ fn config(scenario: &Scenario, subst: &Subst, options: &SuiteOptions) -> Result<
         config.tool_budget = Duration::from_millis(ms);
     }
     config.seed = file.seed;
+    config.selection = crate::run::select::ToolSelection {
+        tools: file.tools.clone(),
+        skip: file.skip_tools.clone(),
+        read_only: file.read_only,
+    };
     config.replays = options
         .replays
         .as_ref()

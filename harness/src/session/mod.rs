@@ -128,6 +128,10 @@ pub enum InitError {
         /// The `Location` header, quoted as an excerpt, or "(no Location)".
         location: String,
     },
+    /// The HTTP server answered the handshake with 401 or 403 (credentials missing or
+    /// refused); says what the server asked for.
+    #[error("{0}")]
+    Unauthorized(crate::auth::Refusal),
 }
 
 /// A session with one server process (or connection).
@@ -913,7 +917,7 @@ impl Session {
                 Ok(negotiated) => negotiated,
                 Err(e) => {
                     self.failed_handshake.push(ex);
-                    return Err(e);
+                    return Err(self.named(e));
                 }
             };
             self.negotiated = Some(negotiated.clone());
@@ -925,7 +929,7 @@ impl Session {
             Ok(negotiated) => negotiated,
             Err(e) => {
                 self.failed_handshake.push(ex);
-                return Err(e);
+                return Err(self.named(e));
             }
         };
         self.negotiated = Some(negotiated.clone());
@@ -941,6 +945,19 @@ impl Session {
     /// after a successful handshake.
     pub fn take_failed_handshake(&mut self) -> Vec<Exchange> {
         std::mem::take(&mut self.failed_handshake)
+    }
+
+    /// `e`, with the names of the extra headers sent when it is a 401/403 refusal.
+    fn named(&mut self, e: InitError) -> InitError {
+        match e {
+            InitError::Unauthorized(mut refusal) => {
+                if let Some(http) = self.transport.http() {
+                    refusal.sent = http.extra_header_names();
+                }
+                InitError::Unauthorized(refusal)
+            }
+            other => other,
+        }
     }
 
     /// Sends `server/discover` (2026-07-28) with the stateless `_meta` fields of the requested
@@ -1140,6 +1157,15 @@ fn unanswered(ex: &Exchange, stderr: String) -> Result<(), InitError> {
 /// The `result` of a handshake request's answer (`initialize` or `server/discover`), or why
 /// there is none: no answer, or an error response.
 fn handshake_result(ex: &Exchange, stderr: String) -> Result<Value, InitError> {
+    if let Some(info) = ex.http()
+        && let Some(status @ (401 | 403)) = info.status
+    {
+        return Err(InitError::Unauthorized(crate::auth::Refusal {
+            status,
+            www_authenticate: info.www_authenticate.clone(),
+            sent: Vec::new(),
+        }));
+    }
     unanswered(ex, stderr)?;
     let Some(response) = ex.response() else {
         return Err(InitError::BadResult("no response".into()));

@@ -39,6 +39,9 @@ pub struct HttpConfig {
     pub max_frame_bytes: usize,
     /// Allow a URL whose host is not loopback.
     pub allow_remote: bool,
+    /// Extra headers sent on every request (`--header`, expanded; see [`crate::auth`]):
+    /// `(name, value)`. Values are credentials, never printed.
+    pub headers: Vec<(String, String)>,
 }
 
 impl HttpConfig {
@@ -51,6 +54,7 @@ impl HttpConfig {
             start_timeout: Duration::from_secs(10),
             max_frame_bytes: super::DEFAULT_MAX_FRAME_BYTES,
             allow_remote: false,
+            headers: Vec::new(),
         }
     }
 }
@@ -82,6 +86,8 @@ pub struct HttpInfo {
     pub sse_anomalies: Vec<String>,
     /// A transport error, if the exchange failed.
     pub error: Option<String>,
+    /// The `WWW-Authenticate` header of the response (a 401 or 403 says what it wants).
+    pub www_authenticate: Option<String>,
     /// Time from sending to the end of the body, in ms.
     pub elapsed_ms: u64,
 }
@@ -189,6 +195,11 @@ impl HttpTransport {
     /// The endpoint URL.
     pub fn url(&self) -> &str {
         self.url.as_str()
+    }
+
+    /// The names of the extra headers (`--header`) sent on every request; never their values.
+    pub fn extra_header_names(&self) -> Vec<String> {
+        self.config.headers.iter().map(|(k, _)| k.clone()).collect()
     }
 
     /// The session id the server issued, if any.
@@ -389,6 +400,7 @@ impl HttpTransport {
                 "application/json, text/event-stream".to_owned(),
             ),
         ];
+        headers.extend(self.config.headers.iter().cloned());
         if let Some(id) = &state.session_id
             && !state.stateless
         {
@@ -561,6 +573,7 @@ async fn run_request(
             info.content_type = header("content-type");
             info.session_id = header("mcp-session-id");
             info.location = header("location");
+            info.www_authenticate = header("www-authenticate");
             if let Some(id) = &info.session_id {
                 let mut state = state
                     .lock()
@@ -715,6 +728,7 @@ fn blank_info(post: u64, method: &str) -> HttpInfo {
         sse_priming: false,
         sse_anomalies: Vec::new(),
         error: None,
+        www_authenticate: None,
         elapsed_ms: 0,
     }
 }

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `mcp-chaos` binary against the fixture server (correct, and with
 //! each flaw planted), against servers that misbehave at start, and through its CLI surface.
 
+mod auth;
 mod chaos;
 mod cli;
 mod faults;
@@ -32,5 +33,8 @@ fn every_flaw_has_an_end_to_end_case() {
         );
     }
 }
+mod rerun;
 mod robustness;
+mod run_reports;
 mod scenario;
+mod select;

@@ -1,0 +1,277 @@
+//! `run` and `demo` write `--junit`, `--sarif` and `--markdown` with the writers of
+//! `mcp-chaos scenario`: against the demo fixture, the JUnit file is read back by junit-parser
+//! (a test case per tool and one for the server; the failures are exactly the test cases with
+//! violations), the SARIF validates against the OASIS SARIF 2.1.0 schema with one result per
+//! finding, and the Markdown names the outcome and every finding's code. A clean run writes a
+//! passing JUnit, an empty SARIF result list and a PASSED summary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mcp_chaos_tests::{fixture_command, mcp_chaos};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ lives in the repository")
+        .to_path_buf()
+}
+
+struct Written {
+    code: i32,
+    report: Value,
+    junit: junit_parser::TestSuites,
+    sarif: Value,
+    markdown: String,
+}
+
+fn write_reports(args: &[&str]) -> Written {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = |name: &str| dir.path().join(name);
+    let out = Command::new(mcp_chaos())
+        .args(args)
+        .arg("--quiet")
+        .arg("--report-json")
+        .arg(path("report.json"))
+        .arg("--junit")
+        .arg(path("out/junit.xml"))
+        .arg("--sarif")
+        .arg(path("out/results.sarif"))
+        .arg("--markdown")
+        .arg(path("summary.md"))
+        .output()
+        .expect("mcp-chaos runs");
+    let read = |name: &str| {
+        std::fs::read_to_string(path(name))
+            .unwrap_or_else(|_| panic!("no {name}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let xml = read("out/junit.xml");
+    Written {
+        code: out.status.code().unwrap_or(-1),
+        report: serde_json::from_str(&read("report.json")).expect("JSON"),
+        junit: junit_parser::from_reader(std::io::Cursor::new(xml.as_bytes()))
+            .expect("junit-parser reads it"),
+        sarif: serde_json::from_str(&read("out/results.sarif")).expect("SARIF is JSON"),
+        markdown: read("summary.md"),
+    }
+}
+
+fn assert_valid_sarif(sarif: &Value) {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("tests/data/sarif/sarif-schema-2.1.0.json"))
+            .expect("the SARIF schema"),
+    )
+    .expect("JSON");
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    compiler
+        .add_resource("urn:sarif", schema)
+        .expect("a resource");
+    let index = compiler
+        .compile("urn:sarif", &mut schemas)
+        .expect("compiles");
+    if let Err(e) = schemas.validate(sarif, index) {
+        panic!("the SARIF does not validate: {e:#}\n{sarif:#}");
+    }
+}
+
+#[test]
+fn demo_writes_junit_sarif_and_markdown_from_one_model() {
+    let w = write_reports(&["demo", "--seed", "3"]);
+    assert_eq!(w.code, 1);
+    let findings = w.report["findings"].as_array().expect("findings").clone();
+    assert!(findings.len() > 5, "{}", w.report);
+
+    // JUnit: one suite, a case for the server and one per tool that has a generated phase or
+    // a finding; failed cases are exactly those with a violation.
+    assert_eq!(w.junit.suites.len(), 1);
+    let suite = &w.junit.suites[0];
+    assert_eq!(suite.name, "mcp-chaos run");
+    let cases: Vec<&str> = suite
+        .cases
+        .iter()
+        .map(|c| c.original_name.as_str())
+        .collect();
+    assert_eq!(cases[0], "server");
+    for g in w.report["summary"]["generated"]
+        .as_array()
+        .expect("generated")
+    {
+        let name = format!("tool {}", g["tool"].as_str().expect("a tool"));
+        assert!(cases.contains(&name.as_str()), "{cases:?}");
+    }
+    let violating = |case: &str| {
+        findings.iter().any(|f| {
+            f["severity"] == "violation"
+                && match f["tool"].as_str() {
+                    Some(t) => case == format!("tool {t}"),
+                    None => case == "server",
+                }
+        })
+    };
+    for case in &suite.cases {
+        assert_eq!(
+            case.status.is_failure(),
+            violating(&case.original_name),
+            "{}",
+            case.original_name
+        );
+    }
+    assert!(suite.failures > 0);
+    assert_eq!(
+        w.junit.failures,
+        suite.cases.iter().filter(|c| c.status.is_failure()).count() as u64
+    );
+
+    // SARIF 2.1.0: valid, one result per finding, rule ids are the codes.
+    assert_valid_sarif(&w.sarif);
+    let results = w.sarif["runs"][0]["results"].as_array().expect("results");
+    assert_eq!(results.len(), findings.len());
+    assert_eq!(
+        w.sarif["runs"][0]["automationDetails"]["id"],
+        "mcp-chaos/run/"
+    );
+    let mut codes: Vec<&str> = findings.iter().filter_map(|f| f["code"].as_str()).collect();
+    let mut rules: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["ruleId"].as_str())
+        .collect();
+    codes.sort_unstable();
+    rules.sort_unstable();
+    assert_eq!(codes, rules);
+    assert!(
+        results[0]["message"]["text"]
+            .as_str()
+            .is_some_and(|m| m.contains("--seed 3")),
+        "the replay is the rerun command: {:#}",
+        results[0]
+    );
+
+    // Markdown: the outcome and every code.
+    assert!(w.markdown.contains("FAILED"), "{}", w.markdown);
+    for code in codes {
+        assert!(w.markdown.contains(code), "{code} missing:\n{}", w.markdown);
+    }
+}
+
+#[test]
+fn a_clean_run_writes_passing_reports() {
+    let w = write_reports(&[
+        "run",
+        "--stdio",
+        &fixture_command(&[]),
+        "--protocol-version",
+        "2025-11-25",
+        "--cases",
+        "4",
+        "--skip-chaos",
+    ]);
+    assert_eq!(w.code, 0);
+    assert_eq!(w.junit.failures, 0);
+    assert!(w.junit.tests >= 4, "{}", w.junit.tests);
+    assert_valid_sarif(&w.sarif);
+    assert_eq!(w.sarif["runs"][0]["results"], serde_json::json!([]));
+    assert!(w.markdown.contains("PASSED"), "{}", w.markdown);
+}
+
+/// Everything in `html` that a browser would fetch by itself: `src`, `<link>`, `<script>`,
+/// CSS `url(` and `@import`, `<object>`, `<embed>`, `<iframe>`, `srcset`, `<meta refresh>`.
+fn fetching(html: &str) -> Vec<&'static str> {
+    let lower = html.to_ascii_lowercase();
+    [
+        " src=",
+        "<link",
+        "<script",
+        "url(",
+        "@import",
+        "<object",
+        "<embed",
+        "<iframe",
+        "srcset",
+        "http-equiv=\"refresh\"",
+    ]
+    .into_iter()
+    .filter(|needle| lower.contains(needle))
+    .collect()
+}
+
+/// `--html` of the demo: one self-contained page with the tool × fault matrix (a row per tool,
+/// a column per fault the findings name, the cell of each finding coloured by its severity),
+/// the tool × invariant matrix and every finding; nothing a browser would fetch, and a
+/// Content-Security-Policy that forbids fetching anyway.
+#[test]
+fn demo_html_is_self_contained_with_the_matrices() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let html_path = dir.path().join("report.html");
+    let json_path = dir.path().join("report.json");
+    let out = Command::new(mcp_chaos())
+        .args(["demo", "--seed", "3", "--quiet", "--html"])
+        .arg(&html_path)
+        .arg("--report-json")
+        .arg(&json_path)
+        .output()
+        .expect("mcp-chaos runs");
+    assert_eq!(out.status.code(), Some(1));
+    let html = std::fs::read_to_string(&html_path).expect("an HTML report");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("JSON")).expect("JSON");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(fetching(&html), Vec::<&str>::new());
+    assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
+    // Every link is an anchor in the page or a spec page (links are never fetched).
+    for href in html.split("href=\"").skip(1) {
+        assert!(
+            href.starts_with('#') || href.starts_with("https://modelcontextprotocol.io/"),
+            "{}",
+            &href[..href.len().min(80)]
+        );
+    }
+    let matrix = html
+        .split("<table id=\"tool-fault-matrix\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the tool × fault matrix");
+    let findings = report["findings"].as_array().expect("findings");
+    for f in findings {
+        let tool = f["tool"].as_str().unwrap_or("(server)");
+        assert!(matrix.contains(&format!("<tr><th>{tool}</th>")), "{tool}");
+        if let Some(fault) = f["fault"]["name"].as_str() {
+            assert!(matrix.contains(&format!("<th>{fault}</th>")), "{fault}");
+        }
+        let anchor_target = format!("{}</a>", f["code"].as_str().expect("a code"));
+        assert!(matrix.contains(&anchor_target));
+    }
+    let violations = findings
+        .iter()
+        .filter(|f| f["severity"] == "violation")
+        .count();
+    assert!(violations > 0 && matrix.contains("<td class=\"violation\""));
+    assert!(html.contains("<table id=\"tool-invariant-matrix\">"));
+    assert_eq!(
+        html.matches("<div class=\"finding ").count(),
+        findings.len()
+    );
+    assert!(html.contains("--seed 3"), "the rerun command");
+}
+
+/// `scenario --html`: one page for the suite, a section per scenario.
+#[test]
+fn scenario_html_has_a_section_per_scenario() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let html_path = dir.path().join("suite.html");
+    let out = Command::new(mcp_chaos())
+        .arg("scenario")
+        .arg(repo().join("scenarios/fixture/correct.toml"))
+        .arg(repo().join("scenarios/fixture/flaws/protocol-error-on-404.toml"))
+        .args(["-q", "--html"])
+        .arg(&html_path)
+        .current_dir(repo())
+        .output()
+        .expect("mcp-chaos runs");
+    let html = std::fs::read_to_string(&html_path)
+        .unwrap_or_else(|_| panic!("no HTML: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(html.matches("<section>").count(), 2);
+    assert_eq!(html.matches("<table id=\"tool-fault-matrix\">").count(), 2);
+    assert_eq!(fetching(&html), Vec::<&str>::new());
+}
