@@ -228,7 +228,6 @@ impl LiveRun {
             | Event::GeneratedBudgetSpent { .. }
             | Event::Step { .. }
             | Event::FaultPhase { .. }
-            | Event::GeneratedBudgetSpent { .. }
             | Event::VersionSkipped { .. } => {}
         }
     }
