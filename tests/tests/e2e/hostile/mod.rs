@@ -81,7 +81,6 @@ rows! {
     notification_flood_threaded: Stdio("notification_flood.py --threaded"), 120 s,
         [Finding("notification-flood"), NoFinding("server-died")];
     random_bytes: Stdio("random_bytes.py"), 120 s, [Exit(2)];
-    #[ignore = "issue 12: past 120 s, a deadline per probe (peak RSS now 38 MiB)"]
     random_bytes_after_init: Stdio("random_bytes.py --after-init"), 120 s,
         [Finding("stdout-not-protocol")];
     server_request_loop: Stdio("server_request_loop.py"), 120 s,
