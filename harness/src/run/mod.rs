@@ -1358,9 +1358,13 @@ impl Campaign<'_> {
         match session.initialize().await {
             Ok((exchanges, negotiated)) => Ok((session, negotiated, exchanges)),
             Err(e) => {
-                // Counted and reported (not judged): the report of a run that cannot start
-                // quotes them, with the server's output.
+                // Counted and reported: the report of a run that cannot start quotes them,
+                // with the server's output. Only the HTTP-level invariants judge them (a
+                // redirect, a wrong status or content type is what it is whether or not the
+                // handshake completed); what a server owes after initialize is not judged.
                 for ex in session.take_failed_handshake() {
+                    let findings = oracle::http::check(&self.context(), &ex);
+                    self.add(findings);
                     self.count(&ex);
                 }
                 let stderr_tail = session.stderr_tail();
