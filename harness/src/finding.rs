@@ -146,6 +146,23 @@ catalog! {
          is slow once, or recovers after the restart, gets not-alive instead. Fix: answer every \
          request after initialize on the same channel, with the request's own id, in UTF-8 \
          JSON; never close stdout while the process runs.";
+    WIRE_ANSWER = "MC115", "wire-answer", "basic/index#messages",
+        "Every frame gets the answer JSON-RPC owes it: one response per request, none per notification, one array per batch.",
+        "The wire phase sends frames from the generator of mcp_chaos::fuzz (valid messages of the \
+         negotiated version, and near-misses: invalid UTF-8, deep nesting, duplicate keys, odd \
+         ids, truncation, huge strings, trailing garbage) and judges each answer as JSON-RPC 2.0 \
+         owes it: exactly one response per request with its id, none per notification, one \
+         error (id null when unreadable) per frame that is not a valid request, one array per \
+         batch. A request left unanswered is reported as no-response, a wrong id as \
+         response-id-mismatch and a reply to a notification as reply-to-notification; this \
+         invariant covers the rest: two answers to one request, a batch answered element by \
+         element or not at all, an answer to a frame owed nothing but an error (a success for \
+         an invalid request is a warning). A frame that kills or wedges the server is \
+         server-died, not-alive or server-wedged. Every failing frame is shrunk (over its JSON \
+         structure, then its bytes) to the smallest one that still fails the same way, shown \
+         with its exact bytes (\\xNN where not UTF-8) and replayable with mcp-chaos replay. \
+         Fix: read frames as bytes, reject what is not UTF-8 JSON with -32700, validate the \
+         envelope before dispatch, and answer each request exactly once.";
     NOTIFICATION_FLOOD = "MC112", "notification-flood", "server/utilities/logging#implementation-considerations",
         "A server does not flood the client with notifications (log messages SHOULD be rate-limited).",
         "Servers SHOULD rate-limit log messages (notifications/message), and progress \

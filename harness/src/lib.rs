@@ -18,14 +18,13 @@
 //! - [`report`] and [`cli`]: consumers of events and the command line.
 //! - [`fixture`]: the bundled fixture server, correct by default, with plantable flaws.
 //! - [`Harness`] and [`strategies`]: the library API for `cargo test` (see [`harness`]).
-//! - `fuzz` (feature `arbitrary`): `Arbitrary` MCP messages and the answers a server owes
-//!   them, for cargo-fuzz targets.
+//! - [`fuzz`]: `Arbitrary` MCP messages and the answers a server owes them
+//!   ([`oracle::wire_answer`]), for cargo-fuzz targets and the campaign's wire phase.
 
 pub mod auth;
 pub mod cli;
 pub mod finding;
 pub mod fixture;
-#[cfg(feature = "arbitrary")]
 pub mod fuzz;
 pub mod generate;
 pub mod harness;

@@ -28,6 +28,7 @@ pub mod structured;
 pub mod unknown_tool;
 pub mod version;
 pub mod wedged;
+pub mod wire_answer;
 
 #[cfg(test)]
 mod tests;
@@ -157,6 +158,7 @@ pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     findings.extend(http::check(ctx, ex));
     findings.extend(chaos::check(ctx, ex));
     findings.extend(generated::check(ctx, ex));
+    findings.extend(wire_answer::check(ctx, ex));
     findings
 }
 

@@ -30,7 +30,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             | Probe::CancelledCall { .. }
             | Probe::Disconnected { .. }
             | Probe::DuplicateId
-            | Probe::LargeRequest { .. },
+            | Probe::LargeRequest { .. }
+            // Judged by wire-answer, which reports a missing answer as no-response itself.
+            | Probe::Wire { .. },
             _,
             _,
         ) => Vec::new(),

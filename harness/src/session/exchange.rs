@@ -125,6 +125,19 @@ pub enum Probe {
         /// Its size in bytes.
         bytes: usize,
     },
+    /// A frame of the wire phase, drawn by [`crate::fuzz::Request::live`]: a message of the
+    /// negotiated version, or a near-miss of one (invalid UTF-8, deep nesting, ...).
+    Wire {
+        /// Which case of the phase (from 1).
+        case: usize,
+        /// What the frame is, e.g. `tools/call with invalid UTF-8` (see
+        /// [`crate::fuzz::Request::describe`]).
+        what: String,
+        /// What a correct server owes in answer.
+        expected: crate::oracle::wire_answer::Expected,
+        /// Where it came from: `generated`, `shrunk`, `replay`.
+        phase: &'static str,
+    },
     /// A JSON-RPC batch of requests.
     Batch {
         /// The ids of the requests in the batch.
@@ -183,6 +196,12 @@ impl Probe {
             Probe::Pipelined => "requests written in one chunk".into(),
             Probe::SplitWrites => "request written in pieces".into(),
             Probe::LargeRequest { bytes } => format!("request of {bytes} bytes"),
+            Probe::Wire {
+                case, what, phase, ..
+            } => match *phase {
+                "generated" => format!("wire frame {case} ({what})"),
+                _ => format!("wire frame {case} ({what}), {phase}"),
+            },
             Probe::Batch { defined: true, .. } => "batch of requests".into(),
             Probe::Batch { defined: false, .. } => "batch of requests (robustness)".into(),
         }

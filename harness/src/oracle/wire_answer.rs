@@ -1,0 +1,533 @@
+//! The answer a correct server owes to one frame, whatever the frame is (JSON-RPC 2.0 §4–§6,
+//! MCP `basic/index` §Messages): exactly one response per request, carrying its id; none per
+//! notification (nor to a response sent to the server); one error response for a frame that
+//! is not JSON or not a valid request (with the id when it can be read, null otherwise); one
+//! array per batch (MCP 2025-03-26 defines batches; other versions may reject them with one
+//! error). [`Expected::of_frame`] says what a frame is owed, [`Expected::check`] judges the
+//! frames a server wrote back.
+//!
+//! One set of rules for every user: the cargo-fuzz targets judge in-process servers with
+//! [`Expected::check`] (re-exported as `mcp_chaos::fuzz::Expected`), and the campaign's wire
+//! phase judges live servers with [`check`], which reports a broken rule under the invariant
+//! that already covers it:
+//! - a request (or an unreadable frame, which is owed an error) left without any response:
+//!   `no-response` (MC103; a warning for an unreadable frame, as for the malformed-JSON
+//!   probes);
+//! - a response whose id is not the request's: `response-id-mismatch` (MC104);
+//! - a response to a frame owed nothing (a notification, a response): `reply-to-notification`
+//!   (MC106);
+//! - anything else (two responses to one request, a batch answered element by element, a
+//!   success for an invalid request, which is a warning): `wire-answer` (MC115).
+//!
+//! Frames that are not JSON-RPC are `stdout-not-protocol`'s (MC107), and a server that exits
+//! or stops answering after the frame is judged by the liveness check (`server-died`,
+//! `not-alive`, `server-wedged`), not here.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::{Context, finding};
+use crate::finding::{
+    Finding, NO_RESPONSE, REPLY_TO_NOTIFICATION, RESPONSE_ID_MISMATCH, Severity, WIRE_ANSWER,
+};
+use crate::protocol::ProtocolVersion;
+use crate::session::{Exchange, Outcome, Probe};
+use crate::wire::{self, BatchItem, IdNumber, RequestId, ResponseId, WireError};
+
+/// What a correct server owes in answer to one frame (JSON-RPC 2.0 §4–§6, MCP
+/// `basic/index` §Messages). Only responses count as answers: the server may also write
+/// notifications and requests of its own (log messages, progress, sampling).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expected {
+    /// Exactly one response (success or error) whose id is this one.
+    Response(RequestId),
+    /// At most one response, whose id is this one: `subscriptions/listen`, whose stream may
+    /// stay open.
+    MaybeResponse(RequestId),
+    /// No response: a notification (or a response sent to the server).
+    Nothing,
+    /// Exactly one error response, with this id (when it could be read) or a null or absent
+    /// id: the frame is not JSON, or not a valid request (JSON-RPC 2.0 §5).
+    Error(Option<RequestId>),
+    /// An empty frame: nothing, or one error response with a null or absent id.
+    Blank,
+    /// A batch: one array holding one response per element that is owed one (§6), and none
+    /// at all when no element is; `may_reject` (a version that does not define batches):
+    /// one error response with a null or absent id also does.
+    Batch {
+        /// What each element is owed.
+        items: Vec<Expected>,
+        /// Whether a single error response rejecting the batch is accepted.
+        may_reject: bool,
+    },
+    /// Any one of these.
+    AnyOf(Vec<Expected>),
+    /// Anything, or nothing: the frame nests deeper than mcp-chaos reads
+    /// ([`wire::MAX_DEPTH`] levels), so what it is owed is not known here (the spec sets no
+    /// depth limit); only the server's liveness after it is judged.
+    Unread,
+}
+
+/// A frame's `id` when it can be read as an MCP request id.
+fn readable_id(value: &Value) -> Option<RequestId> {
+    match value.get("id")? {
+        Value::String(s) => Some(RequestId::String(s.clone())),
+        Value::Number(n) => n
+            .as_i64()
+            .map(RequestId::from)
+            .or_else(|| n.as_u64().map(|u| RequestId::Number(IdNumber::Unsigned(u)))),
+        _ => None,
+    }
+}
+
+fn owed(request: &wire::Request) -> Expected {
+    if request.method() == "subscriptions/listen" {
+        Expected::MaybeResponse(request.id().clone())
+    } else {
+        Expected::Response(request.id().clone())
+    }
+}
+
+/// An answer: one response, or an array of them.
+enum Answer {
+    One(wire::Response),
+    Batch(Vec<wire::Response>),
+}
+
+/// What a server did wrong in answer to a frame.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Violation(pub String);
+
+fn describe(answers: &[Answer]) -> String {
+    if answers.is_empty() {
+        return "no response".into();
+    }
+    let each: Vec<String> = answers
+        .iter()
+        .map(|a| match a {
+            Answer::One(r) => format!("{} id {}", wire_class(r), r.id()),
+            Answer::Batch(rs) => format!("an array of {} responses", rs.len()),
+        })
+        .collect();
+    each.join(", ")
+}
+
+fn wire_class(r: &wire::Response) -> &'static str {
+    if r.is_error() {
+        "an error response with"
+    } else {
+        "a response with"
+    }
+}
+
+fn null_id(r: &wire::Response) -> bool {
+    matches!(r.id(), ResponseId::Null | ResponseId::Absent)
+}
+
+impl Expected {
+    /// What a correct server owes in answer to `frame`, as [`wire::parse`] reads it, under
+    /// `version` (which says whether batches are defined).
+    pub fn of_frame(frame: &[u8], version: ProtocolVersion) -> Expected {
+        match wire::parse(frame) {
+            Ok(wire::Message::Request(r)) => owed(&r),
+            Ok(wire::Message::Notification(_) | wire::Message::Response(_)) => Expected::Nothing,
+            Ok(wire::Message::Batch(b)) => Expected::Batch {
+                items: b
+                    .items()
+                    .iter()
+                    .map(|item| match item {
+                        BatchItem::Valid(wire::Message::Request(r)) => owed(r),
+                        BatchItem::Valid(_) => Expected::Nothing,
+                        BatchItem::Invalid { raw, .. } => Expected::Error(readable_id(raw)),
+                    })
+                    .collect(),
+                may_reject: !version.rules().batches,
+            },
+            Err(WireError::Empty) => Expected::Blank,
+            Err(WireError::TooDeep { .. }) => Expected::Unread,
+            Err(e) if e.is_json() => Expected::Error(
+                serde_json::from_slice::<Value>(frame)
+                    .ok()
+                    .and_then(|v| readable_id(&v)),
+            ),
+            Err(_) => Expected::Error(None),
+        }
+    }
+
+    /// Judges the frames a server wrote in answer to the frame (each one JSON-RPC message,
+    /// with or without its newline): every frame must parse, every answer must be owed, and
+    /// every owed answer must be there exactly once. A server that answers later must collect
+    /// those frames first.
+    pub fn check<F: AsRef<[u8]>>(&self, written: &[F]) -> std::result::Result<(), Violation> {
+        let mut answers = Vec::new();
+        for frame in written {
+            let frame = frame.as_ref();
+            let bad = |what: String| {
+                Violation(format!(
+                    "the server wrote {what}: {}",
+                    wire::excerpt(frame, 300)
+                ))
+            };
+            match wire::parse(frame) {
+                Err(e) => return Err(bad(format!("a frame that is not a JSON-RPC message ({e})"))),
+                Ok(wire::Message::Response(r)) => answers.push(Answer::One(r)),
+                Ok(wire::Message::Batch(b)) => {
+                    let mut responses = Vec::new();
+                    for item in b.items() {
+                        match item {
+                            BatchItem::Valid(wire::Message::Response(r)) => {
+                                responses.push(r.clone());
+                            }
+                            BatchItem::Valid(m) => {
+                                return Err(bad(format!("a batch holding a {}", m.class())));
+                            }
+                            BatchItem::Invalid { error, .. } => {
+                                return Err(bad(format!(
+                                    "a batch holding an invalid element ({error})"
+                                )));
+                            }
+                        }
+                    }
+                    answers.push(Answer::Batch(responses));
+                }
+                Ok(_) => {}
+            }
+        }
+        self.judge(&answers)
+    }
+
+    fn judge(&self, answers: &[Answer]) -> std::result::Result<(), Violation> {
+        let fail = || {
+            Err(Violation(format!(
+                "owed {self}, but the server sent {}",
+                describe(answers)
+            )))
+        };
+        let one = || match answers {
+            [Answer::One(r)] => Some(r),
+            _ => None,
+        };
+        let ok = match self {
+            Expected::Response(id) => one().is_some_and(|r| r.id().id() == Some(id)),
+            Expected::MaybeResponse(id) => {
+                answers.is_empty() || one().is_some_and(|r| r.id().id() == Some(id))
+            }
+            Expected::Nothing => answers.is_empty(),
+            Expected::Unread => true,
+            Expected::Error(id) => one().is_some_and(|r| {
+                r.is_error() && (null_id(r) || (id.is_some() && r.id().id() == id.as_ref()))
+            }),
+            Expected::Blank => {
+                answers.is_empty() || one().is_some_and(|r| r.is_error() && null_id(r))
+            }
+            Expected::Batch { items, may_reject } => {
+                let rejected = *may_reject && one().is_some_and(|r| r.is_error() && null_id(r));
+                let owed_any = items.iter().any(|i| !matches!(i, Expected::Nothing));
+                rejected
+                    || match answers {
+                        [] => !owed_any,
+                        [Answer::Batch(responses)] => match match_batch(items, responses) {
+                            Ok(()) => true,
+                            Err(why) => {
+                                return Err(Violation(format!(
+                                    "owed {self}, but the batch answer {why}"
+                                )));
+                            }
+                        },
+                        _ => false,
+                    }
+            }
+            Expected::AnyOf(all) => {
+                let mut first = None;
+                for e in all {
+                    match e.judge(answers) {
+                        Ok(()) => return Ok(()),
+                        Err(v) => {
+                            first.get_or_insert(v);
+                        }
+                    }
+                }
+                return match first {
+                    Some(v) => Err(v),
+                    None => Ok(()),
+                };
+            }
+        };
+        if ok { Ok(()) } else { fail() }
+    }
+}
+
+/// Matches a batch answer against what its elements are owed: each owed response once, in
+/// any order, and nothing else.
+fn match_batch(
+    items: &[Expected],
+    responses: &[wire::Response],
+) -> std::result::Result<(), String> {
+    let mut left: Vec<&wire::Response> = responses.iter().collect();
+    let mut take = |pred: &dyn Fn(&wire::Response) -> bool| -> bool {
+        match left.iter().position(|r| pred(r)) {
+            Some(i) => {
+                left.remove(i);
+                true
+            }
+            None => false,
+        }
+    };
+    // Ids first (successes before errors, so that an invalid element with the same id finds
+    // its error), then errors that may carry a null id.
+    for item in items {
+        match item {
+            Expected::Response(id) | Expected::MaybeResponse(id) => {
+                let found = take(&|r| !r.is_error() && r.id().id() == Some(id))
+                    || take(&|r| r.id().id() == Some(id));
+                if !found && matches!(item, Expected::Response(_)) {
+                    return Err(format!("has no response with id {id}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    for item in items {
+        if let Expected::Error(id) = item {
+            let found = id
+                .as_ref()
+                .is_some_and(|id| take(&|r| r.is_error() && r.id().id() == Some(id)))
+                || take(&|r| r.is_error() && null_id(r));
+            if !found {
+                return Err(format!(
+                    "has no error response for an invalid element (id {})",
+                    id.as_ref().map_or("null".into(), ToString::to_string)
+                ));
+            }
+        }
+    }
+    if let Some(extra) = left.first() {
+        return Err(format!("holds an unexpected response (id {})", extra.id()));
+    }
+    Ok(())
+}
+
+impl fmt::Display for Expected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expected::Response(id) => write!(f, "one response with id {id}"),
+            Expected::MaybeResponse(id) => write!(f, "at most one response with id {id}"),
+            Expected::Nothing => f.write_str("no response"),
+            Expected::Error(Some(id)) => write!(f, "one error response with id {id} or null"),
+            Expected::Error(None) => f.write_str("one error response with id null"),
+            Expected::Blank => f.write_str("no response, or an error response with id null"),
+            Expected::Unread => f.write_str("any answer (the frame nests deeper than mcp-chaos reads)"),
+            Expected::Batch { items, may_reject } => {
+                let owed = items
+                    .iter()
+                    .filter(|i| !matches!(i, Expected::Nothing))
+                    .count();
+                write!(f, "an array of {owed} responses")?;
+                if *may_reject {
+                    f.write_str(" (or one error response with id null)")?;
+                }
+                Ok(())
+            }
+            Expected::AnyOf(all) => {
+                let each: Vec<String> = all.iter().map(ToString::to_string).collect();
+                write!(f, "one of: {}", each.join("; "))
+            }
+        }
+    }
+}
+
+
+impl Expected {
+    /// Whether answering nothing at all meets the expectation.
+    pub fn accepts_nothing(&self) -> bool {
+        self.judge(&[]).is_ok()
+    }
+
+    /// Whether the frame carries a request id that a correct server answers with (a request,
+    /// an invalid request whose id is readable, a batch holding one).
+    fn owes_readable_id(&self) -> bool {
+        match self {
+            Expected::Response(_) | Expected::MaybeResponse(_) | Expected::Error(Some(_)) => true,
+            // A version without batches (all but 2025-03-26): dropping one is only a warning,
+            // as for the batch probe.
+            Expected::Batch {
+                may_reject: true, ..
+            } => false,
+            Expected::Batch { items, .. } | Expected::AnyOf(items) => {
+                items.iter().any(Expected::owes_readable_id)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the frame is owed nothing at all (a notification, a response, a batch of them).
+    fn owes_nothing(&self) -> bool {
+        match self {
+            Expected::Nothing => true,
+            Expected::Batch { items, .. } => items.iter().all(|i| matches!(i, Expected::Nothing)),
+            Expected::AnyOf(all) => all.iter().all(Expected::owes_nothing),
+            _ => false,
+        }
+    }
+}
+
+/// What a frame that is owed `expected` (sent in a [`Probe::Wire`] exchange) got wrong in the
+/// server's answer, as a finding of the invariant that covers it (see the module docs). The
+/// frames the server wrote while the exchange was open are the answer; frames that are not
+/// JSON-RPC are left to `stdout-not-protocol`. Over Streamable HTTP an error status (4xx,
+/// 5xx) without a JSON-RPC body rejects the frame as an error response with id null would
+/// (`basic/transports` §Sending Messages: the body MAY hold such an error). A server that is
+/// gone after the frame is judged by the liveness check instead.
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
+    let Probe::Wire { expected, what, .. } = &ex.probe else {
+        return Vec::new();
+    };
+    if matches!(
+        ex.outcome,
+        Outcome::Gone(_) | Outcome::SendFailed(_) | Outcome::Abandoned
+    ) || ex.exited().is_some()
+    {
+        return Vec::new();
+    }
+    let written: Vec<&[u8]> = ex
+        .frames()
+        .filter(|(_, f)| f.message.is_ok())
+        .map(|(_, f)| f.raw.as_slice())
+        .collect();
+    // Frames too large or too deep to read were not judged as answers: say nothing.
+    if ex.received[ex.preceding..].iter().any(|r| {
+        matches!(&r.item, crate::session::ReceivedItem::Oversize { .. })
+            || matches!(&r.item, crate::session::ReceivedItem::Frame(f)
+                if matches!(f.message, Err(WireError::TooDeep { .. })))
+    }) {
+        return Vec::new();
+    }
+    let http_error = ex
+        .http()
+        .and_then(|h| h.status)
+        .filter(|s| *s >= 400)
+        .filter(|_| written.is_empty());
+    let verdict = match http_error {
+        Some(status) => {
+            let rejected = format!(
+                r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"HTTP {status}"}}}}"#
+            );
+            match expected.check(&[rejected.as_bytes()]) {
+                Ok(()) => return Vec::new(),
+                Err(_) => Err(Violation(format!(
+                    "owed {expected}, but the server answered HTTP {status} without a JSON-RPC response"
+                ))),
+            }
+        }
+        None => expected.check(&written),
+    };
+    let Err(violation) = verdict else {
+        return Vec::new();
+    };
+    let responses: Vec<wire::Response> = written
+        .iter()
+        .filter_map(|raw| match wire::parse(raw) {
+            Ok(wire::Message::Response(r)) => Some(r),
+            _ => None,
+        })
+        .collect();
+    let batches = written
+        .iter()
+        .filter(|raw| matches!(wire::parse(raw), Ok(wire::Message::Batch(_))))
+        .count();
+    let nothing = responses.is_empty() && batches == 0;
+    let (invariant, severity) = if nothing {
+        let readable = expected.owes_readable_id();
+        let severity = if readable {
+            Severity::Violation
+        } else {
+            Severity::Warning
+        };
+        (&NO_RESPONSE, severity)
+    } else if expected.owes_nothing() {
+        (&REPLY_TO_NOTIFICATION, Severity::Violation)
+    } else {
+        match (expected, responses.as_slice()) {
+            (Expected::Response(id), [r]) if batches == 0 && r.id().id() != Some(id) => {
+                (&RESPONSE_ID_MISMATCH, Severity::Violation)
+            }
+            // An invalid request served as if it were valid: JSON-RPC asks for an error, but
+            // the server read the frame more leniently (as for wrong-error-code's warning).
+            (Expected::Error(Some(id)), [r])
+                if batches == 0 && !r.is_error() && r.id().id() == Some(id) =>
+            {
+                (&WIRE_ANSWER, Severity::Warning)
+            }
+            _ => (&WIRE_ANSWER, Severity::Violation),
+        }
+    };
+    let mut f = finding(
+        invariant,
+        severity,
+        ctx,
+        ex,
+        format!("{}: {violation}", ex.probe.label()),
+    );
+    f.request = Some(escaped(&ex.sent, super::EXCERPT_BYTES));
+    f.group = Some(format!("wire|{what}|{}", expected.kind()));
+    vec![f]
+}
+
+impl Expected {
+    /// A short name of what is owed, for grouping findings: `response`, `error`, `nothing`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Expected::Response(_) => "response",
+            Expected::MaybeResponse(_) => "maybe-response",
+            Expected::Nothing => "nothing",
+            Expected::Error(_) => "error",
+            Expected::Blank => "blank",
+            Expected::Batch { .. } => "batch",
+            Expected::AnyOf(_) => "any-of",
+            Expected::Unread => "unread",
+        }
+    }
+}
+
+/// `bytes` as text for a report, cut to about `max` bytes: valid UTF-8 as it is (credential
+/// shapes scrubbed), every byte that is not valid UTF-8 as `\xNN` (so `{"a":"\xff"}` is the
+/// four-byte-longer spelling of a frame whose string holds the byte 0xFF). A frame that ends
+/// in a newline is shown without it.
+pub fn escaped(bytes: &[u8], max: usize) -> String {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    if std::str::from_utf8(bytes).is_ok() {
+        return super::safe_excerpt(bytes);
+    }
+    let mut out = String::new();
+    let mut rest = bytes;
+    while !rest.is_empty() && out.len() < max {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(&super::leaks::scrub(s));
+                break;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                if let Ok(s) = std::str::from_utf8(good) {
+                    out.push_str(&super::leaks::scrub(s));
+                }
+                let n = e.error_len().unwrap_or(bad.len()).max(1).min(bad.len());
+                for b in &bad[..n] {
+                    out.push_str(&format!("\\x{b:02x}"));
+                }
+                rest = &bad[n..];
+            }
+        }
+    }
+    if out.len() > max {
+        let mut cut = max;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push_str("...");
+    }
+    out
+}
