@@ -427,6 +427,20 @@ struct CommonArgs {
     #[arg(long, value_name = "N", default_value_t = 64, env = "MCP_CHAOS_CASES")]
     cases: usize,
 
+    /// Frames the wire phase sends: messages of the negotiated version and near-misses of
+    /// them (invalid UTF-8, deep nesting, duplicate keys, odd ids, truncation, huge strings)
+    /// drawn from the seed by the generator of the cargo-fuzz targets, each judged by the
+    /// answer JSON-RPC owes it and followed by a liveness ping; a frame that kills, wedges or
+    /// gets a wrong answer is shrunk to a minimal one (see `mcp-chaos explain wire-answer`).
+    /// 0 turns the phase off.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::run::wire_phase::DEFAULT_WIRE_CASES,
+        env = "MCP_CHAOS_WIRE_CASES"
+    )]
+    wire_cases: usize,
+
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
     /// and progress notifications do not extend a call's deadline past it (each call still
     /// gets --timeout-ms). A tool's generated phase thus ends within this budget plus one
@@ -645,6 +659,7 @@ pub fn main() -> i32 {
 /// The numeric knobs read from the environment: (argument id, flag).
 const ENV_KNOBS: &[(&str, &str)] = &[
     ("cases", "--cases"),
+    ("wire_cases", "--wire-cases"),
     ("timeout_ms", "--timeout-ms"),
     ("tool_budget_ms", "--tool-budget-ms"),
     ("max_restarts", "--max-restarts"),
@@ -757,6 +772,7 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.transport_chaos = !args.skip_chaos;
     config.generated = !args.skip_generated;
     config.cases = args.cases;
+    config.wire_cases = args.wire_cases;
     config.tool_budget = Duration::from_millis(args.tool_budget_ms);
     config.generated_budget = Duration::from_millis(args.generated_budget_ms);
     config.replays.clone_from(&args.replays);

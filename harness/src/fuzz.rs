@@ -1015,6 +1015,12 @@ impl<'a> Arbitrary<'a> for Request {
     }
 }
 
+/// The near-miss part of a [`Request::describe`] text (`invalid UTF-8` of `tools/call with
+/// invalid UTF-8`), or the whole text for a valid frame: what findings are grouped by.
+pub fn kind_of(what: &str) -> &str {
+    what.split_once(" with ").map_or(what, |(_, kind)| kind)
+}
+
 impl Request {
     /// One frame for the campaign's wire phase (`mcp-chaos run --wire-cases N`) under
     /// `version`: the message drawn as [`Request::arbitrary`] draws it (one in sixteen a batch),
@@ -1056,8 +1062,8 @@ impl Request {
         })
     }
 
-    /// What the frame is, in a few words, for labels and for grouping findings: `a valid
-    /// tools/call`, `a batch with invalid UTF-8`, `a request with id 1.5`.
+    /// What the frame is, in a few words, for labels: `a valid tools/call`, `batch with
+    /// invalid UTF-8`, `ping with id 1.5` (the near-miss after ` with `, see [`kind_of`]).
     pub fn describe(&self) -> String {
         let subject = match &self.message {
             Message::One(c) if c.id.is_some() => format!("{}", c.method),
@@ -1077,8 +1083,7 @@ impl Request {
             NearMiss::ExtraMember(Extra::Error) => "an error member".to_owned(),
             NearMiss::ExtraMember(Extra::Unknown) => "an unknown member".to_owned(),
             NearMiss::HugeString { .. } => "a huge string".to_owned(),
-            NearMiss::DeepNesting { objects: true, .. } => "deeply nested objects".to_owned(),
-            NearMiss::DeepNesting { objects: false, .. } => "deeply nested arrays".to_owned(),
+            NearMiss::DeepNesting { .. } => "deep nesting".to_owned(),
             NearMiss::InvalidUtf8 { .. } => "invalid UTF-8".to_owned(),
             NearMiss::DuplicateKey { member, .. } => format!("a duplicate {} key", member.key()),
             NearMiss::TrailingGarbage(_) => "trailing garbage".to_owned(),

@@ -646,8 +646,15 @@ pub fn json_depth(text: &[u8], limit: usize) -> usize {
 /// Parses JSON deeper than serde_json's default limit: [`WireError::TooDeep`] past
 /// [`MAX_DEPTH`], else parsed with the limit lifted on a thread with [`DEEP_STACK_BYTES`].
 fn parse_deep(text: &str) -> Result<Value, WireError> {
-    let depth = json_depth(text.as_bytes(), MAX_DEPTH);
-    if depth > MAX_DEPTH {
+    parse_to_depth(text, MAX_DEPTH)
+}
+
+/// Parses one JSON value of at most `max_depth` levels of arrays and objects (deeper:
+/// [`WireError::TooDeep`]), with serde_json's limit of 128 lifted, on a thread with a 64 MiB
+/// stack; `max_depth` must stay below a few thousand. Other errors: [`WireError::NotJson`].
+pub fn parse_to_depth(text: &str, max_depth: usize) -> Result<Value, WireError> {
+    let depth = json_depth(text.as_bytes(), max_depth);
+    if depth > max_depth {
         return Err(WireError::TooDeep { depth });
     }
     let parse = || {

@@ -381,7 +381,7 @@ impl Expected {
 /// (`basic/transports` §Sending Messages: the body MAY hold such an error). A server that is
 /// gone after the frame is judged by the liveness check instead.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
-    let Probe::Wire { expected, what, .. } = &ex.probe else {
+    let Probe::Wire { expected, .. } = &ex.probe else {
         return Vec::new();
     };
     if matches!(
@@ -471,7 +471,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         format!("{}: {violation}", ex.probe.label()),
     );
     f.request = Some(escaped(&ex.sent, super::EXCERPT_BYTES));
-    f.group = Some(format!("wire|{what}|{}", expected.kind()));
+    // One finding per rule broken and kind of frame owed (a batch, a response...), however
+    // many frames broke it; the first one's message and frame are shown.
+    f.group = Some(format!("wire|{}|{}", invariant.code, expected.kind()));
     vec![f]
 }
 

@@ -259,6 +259,13 @@ impl<'a> Driver<'a> {
         self.campaign.report_wedge();
     }
 
+    /// The wire phase: the config's `wire_cases` generated frames, judged and shrunk.
+    pub async fn wire(&mut self) {
+        let cases = self.campaign.config.wire_cases;
+        self.campaign.wire_phase(cases).await;
+        self.campaign.report_wedge();
+    }
+
     /// The campaign of `mcp-chaos run` from here, with the phases `phases` enables.
     pub async fn campaign(&mut self, phases: super::Phases) {
         self.campaign.phases(phases).await;

@@ -12,6 +12,7 @@ pub mod live;
 mod recover;
 pub mod replay;
 pub mod select;
+pub mod wire_phase;
 
 use std::time::{Duration, Instant};
 
@@ -160,6 +161,8 @@ pub struct RunConfig {
     /// The command line that reruns this run exactly (its seed included, secrets redacted),
     /// for the summary and the reports; `None` when the run has none (a library run).
     pub rerun: Option<String>,
+    /// Frames the wire phase sends (`--wire-cases`; 0: no wire phase), see [`wire_phase`].
+    pub wire_cases: usize,
 }
 
 impl RunConfig {
@@ -190,6 +193,7 @@ impl RunConfig {
             seed: 0,
             selection: select::ToolSelection::default(),
             rerun: None,
+            wire_cases: wire_phase::DEFAULT_WIRE_CASES,
         }
     }
 }
@@ -344,6 +348,9 @@ pub struct Summary {
     /// JSON when nothing was dropped.
     #[serde(skip_serializing_if = "crate::session::flood::Dropped::is_empty")]
     pub dropped: crate::session::flood::Dropped,
+    /// The wire phase's totals (left out of the JSON when it did not run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire: Option<wire_phase::WireSummary>,
 }
 
 /// One tool's generated phase, in the report's summary.
@@ -460,6 +467,9 @@ impl Report {
         a.restarts += b.restarts;
         a.generated.extend(b.generated.iter().cloned());
         a.dropped.add(&b.dropped);
+        if let Some(w) = &b.wire {
+            a.wire.get_or_insert_with(Default::default).add(w);
+        }
         a.tools = a.tools.max(b.tools);
         self.server.protocol_version = format!(
             "{}, {}",
@@ -944,6 +954,8 @@ pub struct Phases {
     pub version_probe: bool,
     /// Over an HTTP session, end it with DELETE and check that its id is then refused (404).
     pub end_session: bool,
+    /// The wire phase (`RunConfig::wire_cases` frames).
+    pub wire: bool,
 }
 
 impl Phases {
@@ -956,6 +968,7 @@ impl Phases {
             chaos: config.transport_chaos,
             version_probe: config.version_probe,
             end_session: config.protocol_probes,
+            wire: config.wire_cases > 0,
         }
     }
 }
@@ -1093,6 +1106,9 @@ impl Campaign<'_> {
         });
         if config.protocol_probes {
             self.probe_phase().await;
+        }
+        if phases.wire && !self.gave_up {
+            self.wire_phase(config.wire_cases).await;
         }
         self.listen_to_server_stream();
         if config.tool_calls {

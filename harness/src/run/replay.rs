@@ -5,7 +5,9 @@
 //! The file is JSON:
 //! `{"mcp_chaos_version", "seed", "server": {"stdio": {...}} | {"http": {...}},
 //! "protocol_version", "tool", "arguments", "violation", "frame", "expect": {"code",
-//! "invariant"}, "message"}`.
+//! "invariant"}, "message"}`. A wire-phase finding's file also has `"wire": {"base64",
+//! "what"}`: the exact bytes of the shrunk frame (`frame` then shows them as text, `\xNN`
+//! where not UTF-8; `tool` is empty and `arguments` null), sent as they are.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -132,6 +134,18 @@ pub struct ReplayFile {
     pub expect: Expectation,
     /// The finding's message, for people.
     pub message: String,
+    /// For a wire-phase finding: the frame's exact bytes, sent as they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<WireFrame>,
+}
+
+/// A wire-phase frame in a replay file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireFrame {
+    /// The frame's bytes, base64 (standard alphabet, padded), without a line terminator.
+    pub base64: String,
+    /// What the frame is, e.g. `tools/call with invalid UTF-8`.
+    pub what: String,
 }
 
 /// Writes the replay file of `finding` (from `exchange`) into `dir`; returns its path.
@@ -170,7 +184,49 @@ pub fn write(
             invariant: finding.invariant.clone(),
         },
         message: finding.message.clone(),
+        wire: None,
     };
+    save(dir, &file, tool)
+}
+
+/// Writes the replay file of a wire-phase `finding` whose shrunk frame is `frame` (the
+/// exchange that first showed it gives the description) into `dir`; returns its path.
+pub fn write_wire(
+    dir: &Path,
+    config: &RunConfig,
+    version: ProtocolVersion,
+    frame: &[u8],
+    exchange: &Exchange,
+    finding: &Finding,
+) -> std::io::Result<PathBuf> {
+    let what = match &exchange.probe {
+        Probe::Wire { what, .. } => what.clone(),
+        _ => return Err(std::io::Error::other("not a wire-phase exchange")),
+    };
+    let file = ReplayFile {
+        mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),
+        seed: config.seed,
+        server: ServerFile::of(&config.server),
+        protocol_version: version.as_str().to_owned(),
+        tool: String::new(),
+        arguments: Value::Null,
+        violation: None,
+        frame: crate::oracle::wire_answer::escaped(frame, usize::MAX),
+        expect: Expectation {
+            code: finding.code.clone(),
+            invariant: finding.invariant.clone(),
+        },
+        message: finding.message.clone(),
+        wire: Some(WireFrame {
+            base64: super::wire_phase::to_base64(frame),
+            what,
+        }),
+    };
+    save(dir, &file, "wire")
+}
+
+fn save(dir: &Path, file: &ReplayFile, tool: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
     let safe: String = tool
         .chars()
         .map(|c| {
@@ -183,13 +239,13 @@ pub fn write(
         .collect();
     let mut n = 1;
     let path = loop {
-        let path = dir.join(format!("{}-{safe}-{n}.json", finding.code));
+        let path = dir.join(format!("{}-{safe}-{n}.json", file.expect.code));
         if !path.exists() {
             break path;
         }
         n += 1;
     };
-    let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+    let text = serde_json::to_string_pretty(file).map_err(std::io::Error::other)?;
     std::fs::write(&path, text + "\n")?;
     Ok(path)
 }
@@ -227,6 +283,30 @@ pub async fn replay(
     let (_, negotiated) = session.initialize().await.map_err(|e| e.to_string())?;
     let (_, tools) = session.list_tools().await;
     let table = ToolTable::new(&tools, negotiated.version);
+    if let Some(wire) = &file.wire {
+        let bytes = super::wire_phase::from_base64(&wire.base64)?;
+        let expected = super::wire_phase::expected_for(&bytes, negotiated.version);
+        let expect = match &expected {
+            crate::oracle::wire_answer::Expected::Response(id) => Expect::Response {
+                id: id.clone(),
+                or_null: true,
+                fence: true,
+            },
+            _ => Expect::Fenced,
+        };
+        let probe = Probe::Wire {
+            case: 0,
+            what: wire.what.clone(),
+            expected,
+            phase: "replay",
+        };
+        let mut frame = bytes;
+        if session.transport_mut().http().is_none() {
+            frame.push(b'\n');
+        }
+        let ex = session.send(probe, frame, expect).await;
+        return Ok(judge_replay(file, session, &table, negotiated.version, &ex).await);
+    }
     let id = session.next_id();
     // The saved frame, with a fresh id so that it never collides with the session's own.
     let mut frame: Value = serde_json::from_str(&file.frame)
@@ -246,18 +326,29 @@ pub async fn replay(
     let ex = session
         .send(probe, crate::wire::to_line(&frame), expect)
         .await;
+    Ok(judge_replay(file, session, &table, negotiated.version, &ex).await)
+}
+
+/// Pings after the replayed exchange `ex`, judges both as the run did, and shuts down.
+async fn judge_replay(
+    file: &ReplayFile,
+    mut session: Session,
+    table: &ToolTable,
+    version: ProtocolVersion,
+    ex: &Exchange,
+) -> ReplayOutcome {
     let ping = session.liveness().await;
     let stderr = session.stderr_tail();
     let ctx = Context {
-        version: negotiated.version,
-        tools: &table,
+        version,
+        tools: table,
         exact: &[],
     };
-    let mut findings = oracle::judge(&ctx, &ex);
-    findings.extend(oracle::liveness::check(&ctx, &ex, &ping, &stderr));
+    let mut findings = oracle::judge(&ctx, ex);
+    findings.extend(oracle::liveness::check(&ctx, ex, &ping, &stderr));
     session.shutdown().await;
-    Ok(ReplayOutcome {
+    ReplayOutcome {
         reproduced: findings.iter().any(|f| f.code == file.expect.code),
         findings,
-    })
+    }
 }

@@ -82,6 +82,10 @@ pub struct ScenarioFile {
     /// Time budget of the generated phase per tool, in ms (default 20 000).
     #[serde(default)]
     pub tool_budget_ms: Option<u64>,
+    /// Frames the wire phase sends in `wire` and `campaign` steps (default 160, as
+    /// `mcp-chaos run --wire-cases`; 0 turns the phase off).
+    #[serde(default)]
+    pub wire_cases: Option<usize>,
     /// Call only the listed tools matching these names or globs (`*`, `?`) in `campaign`
     /// steps and in `generate`/`faults` steps without a `tool` (a step naming its tool is
     /// played as written). Default: every tool.
@@ -214,7 +218,7 @@ pub struct UpstreamSection {
 }
 
 /// One `[[step]]`: exactly one action key (`call`, `generate`, `faults`, `probes`,
-/// `baseline`, `chaos`, `version_probe`, `campaign`), with what must hold after it.
+/// `baseline`, `chaos`, `version_probe`, `wire`, `campaign`), with what must hold after it.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
@@ -253,6 +257,12 @@ pub struct StepSpec {
     /// Probe version negotiation with a version no release has. `true` to run.
     #[serde(default)]
     pub version_probe: Option<bool>,
+    /// The wire phase: the scenario's `wire_cases` frames drawn by the generator of
+    /// `mcp_chaos::fuzz` (valid messages and near-misses: invalid UTF-8, deep nesting,
+    /// duplicate keys, odd ids, truncation, huge strings), each judged by the answer it is
+    /// owed and followed by a liveness ping; failing frames are shrunk. `true` to run.
+    #[serde(default)]
+    pub wire: Option<bool>,
     /// The whole campaign of `mcp-chaos run`, with its phases switchable.
     #[serde(default)]
     pub campaign: Option<CampaignSpec>,
@@ -324,6 +334,9 @@ pub struct CampaignSpec {
     /// 404 (default true).
     #[serde(default = "yes")]
     pub end_session: bool,
+    /// The wire phase (default true; it sends the scenario's `wire_cases` frames).
+    #[serde(default = "yes")]
+    pub wire: bool,
 }
 
 /// Which channel a tool call's answer came on.
@@ -432,6 +445,8 @@ pub enum Action {
     Chaos,
     /// `version_probe = true`.
     VersionProbe,
+    /// `wire = true`.
+    Wire,
     /// `campaign = {...}`.
     Campaign(CampaignSpec),
 }
@@ -688,6 +703,7 @@ fn step(spec: &StepSpec, has_upstream: bool) -> Result<Step, String> {
         ("baseline", spec.baseline, Action::Baseline),
         ("chaos", spec.chaos, Action::Chaos),
         ("version_probe", spec.version_probe, Action::VersionProbe),
+        ("wire", spec.wire, Action::Wire),
     ] {
         match flag {
             Some(true) => actions.push((key, action)),
@@ -701,7 +717,7 @@ fn step(spec: &StepSpec, has_upstream: bool) -> Result<Step, String> {
     let action = match actions.len() {
         1 => actions.remove(0),
         0 => {
-            return Err("no action: give one of call, generate, faults, probes, baseline, chaos, version_probe, campaign".into());
+            return Err("no action: give one of call, generate, faults, probes, baseline, chaos, version_probe, wire, campaign".into());
         }
         _ => {
             let keys: Vec<_> = actions.iter().map(|(k, _)| format!("`{k}`")).collect();
@@ -792,6 +808,7 @@ fn label(action: &Action) -> String {
         Action::Baseline => "baseline calls".into(),
         Action::Chaos => "transport chaos".into(),
         Action::VersionProbe => "version negotiation".into(),
+        Action::Wire => "wire phase".into(),
         Action::Campaign(_) => "campaign".into(),
     }
 }

@@ -471,6 +471,9 @@ fn config(scenario: &Scenario, subst: &Subst, options: &SuiteOptions) -> Result<
     if let Some(ms) = file.tool_budget_ms {
         config.tool_budget = Duration::from_millis(ms);
     }
+    if let Some(n) = file.wire_cases {
+        config.wire_cases = n;
+    }
     config.seed = file.seed;
     config.selection = crate::run::select::ToolSelection {
         tools: file.tools.clone(),
@@ -624,6 +627,10 @@ async fn perform(
             driver.version_probe().await;
             None
         }
+        Action::Wire => {
+            driver.wire().await;
+            None
+        }
         Action::Campaign(c) => {
             driver
                 .campaign(Phases {
@@ -633,6 +640,7 @@ async fn perform(
                     chaos: c.chaos,
                     version_probe: c.version_probe,
                     end_session: c.end_session,
+                    wire: c.wire,
                 })
                 .await;
             None

@@ -216,6 +216,12 @@ impl Session {
         &self.config
     }
 
+    /// Sets how long a fenced exchange keeps listening after its fence is answered (the wire
+    /// phase shortens it: a frame's answer comes before the fence's on an in-order stream).
+    pub fn set_grace(&mut self, grace: Duration) {
+        self.config.grace = grace;
+    }
+
     /// The version findings are judged by: the negotiated one once `initialize` succeeded,
     /// the requested one before.
     pub fn version(&self) -> ProtocolVersion {
