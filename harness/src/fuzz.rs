@@ -1028,7 +1028,7 @@ impl Request {
     /// four. The near-miss is invalid UTF-8 inside a string one time in four, deep nesting one
     /// time in four (more than 64 levels in nine draws of ten), and otherwise any
     /// [`NearMiss`] as drawn by [`Arbitrary`]: the two that most often kill a live server come
-    /// up within a few dozen frames.
+    /// up within a few dozen frames. Huge strings are at most 64 KiB.
     pub fn live(u: &mut Unstructured<'_>, version: ProtocolVersion) -> Result<Request> {
         let message = if one_in(u, 16)? {
             let n = u.int_in_range(1..=4)?;
@@ -1050,7 +1050,15 @@ impl Request {
                     depth: u16::arbitrary(u)?,
                     objects: bool::arbitrary(u)?,
                 },
-                _ => NearMiss::arbitrary(u)?,
+                // Huge strings stay within 64 KiB: larger frames are the transport-chaos
+                // probes' (up to 16 MiB), and each would cost the phase a second.
+                _ => match NearMiss::arbitrary(u)? {
+                    NearMiss::HugeString { at, log2_len } => NearMiss::HugeString {
+                        at,
+                        log2_len: log2_len % 7,
+                    },
+                    other => other,
+                },
             })
         } else {
             None

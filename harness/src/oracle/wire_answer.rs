@@ -377,9 +377,11 @@ impl Expected {
 /// server's answer, as a finding of the invariant that covers it (see the module docs). The
 /// frames the server wrote while the exchange was open are the answer; frames that are not
 /// JSON-RPC are left to `stdout-not-protocol`. Over Streamable HTTP an error status (4xx,
-/// 5xx) without a JSON-RPC body rejects the frame as an error response with id null would
-/// (`basic/transports` §Sending Messages: the body MAY hold such an error). A server that is
-/// gone after the frame is judged by the liveness check instead.
+/// 5xx) whose body holds nothing or an error with id null rejects the frame as a whole
+/// (`basic/transports` §Sending Messages: "If the server cannot accept the input, it MUST
+/// return an HTTP error status code"; the body MAY hold an error without id), which is right
+/// for every frame but a request whose id was readable. A server that is gone after the frame
+/// is judged by the liveness check instead.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let Probe::Wire { expected, .. } = &ex.probe else {
         return Vec::new();
@@ -404,23 +406,24 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     }) {
         return Vec::new();
     }
-    let http_error = ex
-        .http()
-        .and_then(|h| h.status)
-        .filter(|s| *s >= 400)
-        .filter(|_| written.is_empty());
-    let verdict = match http_error {
-        Some(status) => {
-            let rejected = format!(
-                r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32600,"message":"HTTP {status}"}}}}"#
-            );
-            match expected.check(&[rejected.as_bytes()]) {
-                Ok(()) => return Vec::new(),
-                Err(_) => Err(Violation(format!(
-                    "owed {expected}, but the server answered HTTP {status} without a JSON-RPC response"
-                ))),
+    // Over HTTP, an error status whose body holds no response with an id (nothing, or an
+    // error with id null) rejects the frame as a whole: right for anything but a request
+    // whose id could be read.
+    let http_error = ex.http().and_then(|h| h.status).filter(|s| *s >= 400).filter(|_| {
+        written.iter().all(|raw| match wire::parse(raw) {
+            Ok(wire::Message::Response(r)) => {
+                r.is_error() && matches!(r.id(), ResponseId::Null | ResponseId::Absent)
             }
+            _ => false,
+        })
+    });
+    let verdict = match http_error {
+        Some(_) if !matches!(expected, Expected::Response(_) | Expected::MaybeResponse(_)) => {
+            return Vec::new();
         }
+        Some(status) => Err(Violation(format!(
+            "owed {expected}, but the server rejected the request with HTTP {status} and no response carrying its id"
+        ))),
         None => expected.check(&written),
     };
     let Err(violation) = verdict else {

@@ -17,6 +17,10 @@
 //! frame with `\xNN` for bytes that are not UTF-8; with `--replays DIR` a replay file carries
 //! its exact bytes (base64) for `mcp-chaos replay`.
 //!
+//! After the phase the server is restarted when a frame may have changed the session's state
+//! (a second `initialize`, `logging/setLevel`, `resources/subscribe`), so that the later phases
+//! meet the session they expect.
+//!
 //! Frames are skipped (and the next case drawn) when they could not be judged fairly: over
 //! stdio a frame holding a raw line break (two frames to the server), a `subscriptions/listen`
 //! (its stream may stay open), and a `tools/call` of a listed tool the tool selection leaves
@@ -217,6 +221,9 @@ impl Campaign<'_> {
         let calls_allowed = self.config.tool_calls;
         let mut case = 0;
         let mut sent = 0;
+        // Whether a frame may have changed the session's state (a second initialize, a log
+        // level, a subscription): the server is then restarted for the phases after this one.
+        let mut dirty = false;
         while sent < cases && case < cases * 2 && !self.gave_up {
             case += 1;
             let version = self.context().version;
@@ -250,6 +257,14 @@ impl Campaign<'_> {
             }
             sent += 1;
             summary.frames += 1;
+            dirty |= calls(&request.message).any(|c| {
+                matches!(
+                    c.method,
+                    crate::fuzz::Method::Initialize
+                        | crate::fuzz::Method::LoggingSetLevel
+                        | crate::fuzz::Method::ResourcesSubscribe
+                )
+            });
             let label = format!("wire frame {case} ({what})");
             (self.on_event)(&super::Event::Step { label: &label });
             let probe = Probe::Wire {
@@ -282,9 +297,17 @@ impl Campaign<'_> {
             }
             self.add(outcome.findings);
         }
-        let grace = crate::session::ClientConfig::new(ProtocolVersion::LATEST_WITH_INITIALIZE, self.config.timeout).grace;
+        let grace = crate::session::ClientConfig::new(
+            ProtocolVersion::LATEST_WITH_INITIALIZE,
+            self.config.timeout,
+        )
+        .grace;
         if let Some(session) = self.session.as_mut() {
             session.set_grace(grace);
+        }
+        if dirty && self.session.is_some() && !self.gave_up {
+            self.fresh_restart("a wire frame may have changed the session's state")
+                .await;
         }
         summary.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.summary.wire = Some(summary);

@@ -133,6 +133,19 @@ pub fn is_loopback_host(host: &str) -> bool {
         .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// A request body as JSON, for its `Mcp-Method`/`Mcp-Name` headers: nested deeper than
+/// serde_json's 128 levels too (up to [`crate::wire::MAX_DEPTH`]), so that a deep but valid
+/// request still carries the headers its body calls for.
+fn body_json(body: &[u8]) -> Option<Value> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) => Some(value),
+        Err(_) if crate::wire::json_depth(body, 128) > 128 => std::str::from_utf8(body)
+            .ok()
+            .and_then(|text| crate::wire::parse_to_depth(text, crate::wire::MAX_DEPTH).ok()),
+        Err(_) => None,
+    }
+}
+
 impl HttpTransport {
     /// Starts the server (if `config.start`) and waits for its port, then returns a transport
     /// ready to POST. Errors: a URL that does not parse or is not loopback (unless
@@ -410,7 +423,7 @@ impl HttpTransport {
             headers.push(("mcp-protocol-version".into(), v.clone()));
         }
         if state.stateless
-            && let Ok(value) = serde_json::from_slice::<Value>(body)
+            && let Some(value) = body_json(body)
             && let Some(method) = value.get("method").and_then(Value::as_str)
         {
             headers.push(("mcp-method".into(), method.to_owned()));
