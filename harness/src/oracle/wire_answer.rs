@@ -54,7 +54,8 @@ pub enum Expected {
     Blank,
     /// A batch: one array holding one response per element that is owed one (§6), and none
     /// at all when no element is; `may_reject` (a version that does not define batches):
-    /// one error response with a null or absent id also does.
+    /// any answer made of single responses also does (one error with id null rejecting the
+    /// array, or the elements answered one by one); only no answer at all does not.
     Batch {
         /// What each element is owed.
         items: Vec<Expected>,
@@ -223,7 +224,12 @@ impl Expected {
                 answers.is_empty() || one().is_some_and(|r| r.is_error() && null_id(r))
             }
             Expected::Batch { items, may_reject } => {
-                let rejected = *may_reject && one().is_some_and(|r| r.is_error() && null_id(r));
+                // Where batches are not defined, a server may reject the array (one error with
+                // id null) or read it some other way (its elements one by one): any answer of
+                // single responses is accepted, only silence is not.
+                let rejected = *may_reject
+                    && !answers.is_empty()
+                    && answers.iter().all(|a| matches!(a, Answer::One(_)));
                 let owed_any = items.iter().any(|i| !matches!(i, Expected::Nothing));
                 rejected
                     || match answers {
@@ -326,7 +332,7 @@ impl fmt::Display for Expected {
                     .count();
                 write!(f, "an array of {owed} responses")?;
                 if *may_reject {
-                    f.write_str(" (or one error response with id null)")?;
+                    f.write_str(" (or, batches being undefined here, any single responses)")?;
                 }
                 Ok(())
             }
@@ -345,19 +351,17 @@ impl Expected {
         self.judge(&[]).is_ok()
     }
 
-    /// Whether the frame carries a request id that a correct server answers with (a request,
-    /// an invalid request whose id is readable, a batch holding one).
-    fn owes_readable_id(&self) -> bool {
+    /// Whether answering nothing is a violation rather than a warning: the frame is a valid
+    /// request under every reading (dropping a frame the server cannot read, or a batch where
+    /// batches are undefined, is a warning, as for the malformed-JSON and batch probes).
+    fn drop_is_violation(&self) -> bool {
         match self {
-            Expected::Response(_) | Expected::MaybeResponse(_) | Expected::Error(Some(_)) => true,
-            // A version without batches (all but 2025-03-26): dropping one is only a warning,
-            // as for the batch probe.
+            Expected::Response(_) | Expected::MaybeResponse(_) => true,
             Expected::Batch {
-                may_reject: true, ..
-            } => false,
-            Expected::Batch { items, .. } | Expected::AnyOf(items) => {
-                items.iter().any(Expected::owes_readable_id)
-            }
+                may_reject: false,
+                items,
+            } => items.iter().any(Expected::drop_is_violation),
+            Expected::AnyOf(all) => all.iter().all(Expected::drop_is_violation),
             _ => false,
         }
     }
@@ -385,6 +389,16 @@ impl Expected {
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let Probe::Wire { expected, .. } = &ex.probe else {
         return Vec::new();
+    };
+    let demoted;
+    let expected = match (expected, mcp_invalid_params(&ex.sent)) {
+        // A request whose `params` is an array: valid JSON-RPC, but MCP defines every
+        // `params` as an object, so it is an invalid request under MCP.
+        (Expected::Response(id), true) => {
+            demoted = Expected::Error(Some(id.clone()));
+            &demoted
+        }
+        _ => expected,
     };
     if matches!(
         ex.outcome,
@@ -442,8 +456,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         .count();
     let nothing = responses.is_empty() && batches == 0;
     let (invariant, severity) = if nothing {
-        let readable = expected.owes_readable_id();
-        let severity = if readable {
+        let severity = if expected.drop_is_violation() {
             Severity::Violation
         } else {
             Severity::Warning
@@ -478,6 +491,15 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     // many frames broke it; the first one's message and frame are shown.
     f.group = Some(format!("wire|{}|{}", invariant.code, expected.kind()));
     vec![f]
+}
+
+/// Whether `sent` is one request whose `params` is not an object (an array: JSON-RPC allows
+/// it, MCP does not).
+fn mcp_invalid_params(sent: &[u8]) -> bool {
+    match wire::parse(sent.strip_suffix(b"\n").unwrap_or(sent)) {
+        Ok(wire::Message::Request(r)) => r.params().is_some_and(|p| !p.is_object()),
+        _ => false,
+    }
 }
 
 impl Expected {

@@ -23,8 +23,10 @@
 //!
 //! Frames are skipped (and the next case drawn) when they could not be judged fairly: over
 //! stdio a frame holding a raw line break (two frames to the server), a `subscriptions/listen`
-//! (its stream may stay open), and a `tools/call` of a listed tool the tool selection leaves
-//! out (or any listed tool when tool calls are off).
+//! (its stream may stay open), a `tools/call` of a listed tool the tool selection leaves
+//! out (or any listed tool when tool calls are off), and an integer id beyond 2^53 - 1 (see
+//! [`MAX_SAFE_ID`]; drawn ids are folded into that range, so only the odd ids 2^64 - 1 and
+//! -2^63 are skipped).
 
 use std::time::{Duration, Instant};
 
@@ -53,6 +55,11 @@ const WIRE_GRACE_MS: u64 = 25;
 /// Added to the small integer ids the generator draws (0 to 1000), so that they never meet
 /// the ids of mcp-chaos's own requests (counted from 1).
 const ID_BASE: i64 = 1 << 40;
+/// The largest integer id every JSON parser reads exactly (2^53 - 1, the IEEE 754 double's
+/// integer range, RFC 8259 §6): the wire phase keeps integer ids within it, since a server on
+/// a parser that reads larger ones approximately is limited by JSON interoperability, not in
+/// breach of MCP.
+const MAX_SAFE_ID: u64 = (1 << 53) - 1;
 /// Seed bytes each case is drawn from.
 const CASE_BYTES: usize = 1024;
 /// Deepest frame the structure phase parses (the generator nests at most 601 levels).
@@ -108,11 +115,18 @@ pub fn draw(seed: u64, case: usize, version: ProtocolVersion) -> Option<Request>
     let mut u = arbitrary::Unstructured::new(&bytes);
     let mut request = Request::live(&mut u, version).ok()?;
     let relabel = |call: &mut Call| {
-        if let Some(RequestId::Number(IdNumber::Signed(n))) = &call.id
-            && (0..=1000).contains(n)
-        {
-            call.id = Some(RequestId::from(ID_BASE + n));
-        }
+        call.id = match call.id.take() {
+            Some(RequestId::Number(IdNumber::Signed(n))) if (0..=1000).contains(&n) => {
+                Some(RequestId::from(ID_BASE + n))
+            }
+            Some(RequestId::Number(IdNumber::Signed(n))) if n.unsigned_abs() > MAX_SAFE_ID => {
+                Some(RequestId::from(n % (MAX_SAFE_ID as i64)))
+            }
+            Some(RequestId::Number(IdNumber::Unsigned(n))) if n > MAX_SAFE_ID => {
+                Some(RequestId::from((n % MAX_SAFE_ID) as i64))
+            }
+            other => other,
+        };
     };
     match &mut request.message {
         Message::One(call) => relabel(call),
@@ -237,6 +251,7 @@ impl Campaign<'_> {
                     && (!calls_allowed || !selected.iter().any(|s| s == name))
             };
             if (!http && bytes.iter().any(|b| *b == b'\n' || *b == b'\r'))
+                || beyond_safe_id(&bytes)
                 || calls(&request.message).any(|c| {
                     c.method == crate::fuzz::Method::SubscriptionsListen
                         || (c.method == crate::fuzz::Method::ToolsCall
@@ -289,9 +304,11 @@ impl Campaign<'_> {
             if let Some((failure, group)) = first
                 && shrunk.len() < MAX_SHRINKS
             {
-                shrunk.push(group);
+                shrunk.push(group.clone());
                 summary.shrunk += 1;
-                let (steps, bound, best) = self.wire_shrink(case, &what, &bytes, &failure).await;
+                let (steps, bound, best) = self
+                    .wire_shrink(case, &what, &bytes, &failure, &group)
+                    .await;
                 summary.shrink_steps += steps as u64;
                 self.wire_annotate(&mut outcome, &failure, &bytes, &best, steps, bound);
             }
@@ -399,8 +416,16 @@ impl Campaign<'_> {
         })
     }
 
-    /// Whether `bytes` fails as `failure` again (sent as a shrinking candidate).
-    async fn wire_reproduces(&mut self, case: usize, what: &str, bytes: &[u8], failure: &Failure) -> Option<bool> {
+    /// Whether `bytes` fails as `failure` again, with a finding of the same `group` (the same
+    /// way of failing for the same kind of frame; sent as a shrinking candidate).
+    async fn wire_reproduces(
+        &mut self,
+        case: usize,
+        what: &str,
+        bytes: &[u8],
+        failure: &Failure,
+        group: &str,
+    ) -> Option<bool> {
         let version = self.context().version;
         let probe = Probe::Wire {
             case,
@@ -409,7 +434,7 @@ impl Campaign<'_> {
             phase: "shrunk",
         };
         let outcome = self.wire_case(probe, bytes, false).await?;
-        Some(outcome.failures.iter().any(|(f, _)| f == failure))
+        Some(outcome.failures.iter().any(|(f, g)| f == failure && g == group))
     }
 
     /// Shrinks `bytes`, which failed as `failure`: returns the candidates sent, why it
@@ -420,6 +445,7 @@ impl Campaign<'_> {
         what: &str,
         bytes: &[u8],
         failure: &Failure,
+        group: &str,
     ) -> (usize, Bound, Vec<u8>) {
         let started = Instant::now();
         let mut steps = 0;
@@ -442,7 +468,10 @@ impl Campaign<'_> {
                     false
                 } else {
                     steps += 1;
-                    match self.wire_reproduces(case, what, $candidate, failure).await {
+                    match self
+                        .wire_reproduces(case, what, $candidate, failure, group)
+                        .await
+                    {
                         Some(yes) => yes,
                         None => {
                             bound = Bound::Gone;
@@ -539,6 +568,24 @@ impl Campaign<'_> {
                 f.replay = Some(path.display().to_string());
             }
         }
+    }
+}
+
+/// Whether the frame's id (or a batch element's) is an integer beyond [`MAX_SAFE_ID`]: the
+/// odd ids 2^64 - 1 and -2^63 (see [`MAX_SAFE_ID`] for why they are not judged).
+fn beyond_safe_id(frame: &[u8]) -> bool {
+    let Ok(value) = serde_json::from_slice::<Value>(frame) else {
+        return false;
+    };
+    let unsafe_id = |v: &Value| {
+        v.get("id").and_then(Value::as_number).is_some_and(|n| {
+            n.as_u64().is_some_and(|u| u > MAX_SAFE_ID)
+                || n.as_i64().is_some_and(|i| i.unsigned_abs() > MAX_SAFE_ID)
+        })
+    };
+    match &value {
+        Value::Array(items) => items.iter().any(unsafe_id),
+        other => unsafe_id(other),
     }
 }
 
