@@ -387,11 +387,12 @@ impl Expected {
 /// for every frame but a request whose id was readable. A server that is gone after the frame
 /// is judged by the liveness check instead.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
-    let Probe::Wire { expected, .. } = &ex.probe else {
+    let Probe::Wire { expected, what, .. } = &ex.probe else {
         return Vec::new();
     };
     let demoted;
-    let expected = match (expected, mcp_invalid_params(&ex.sent)) {
+    let array_params = mcp_invalid_params(&ex.sent);
+    let expected = match (expected, array_params) {
         // A request whose `params` is an array: valid JSON-RPC, but MCP defines every
         // `params` as an object, so it is an invalid request under MCP.
         (Expected::Response(id), true) => {
@@ -474,6 +475,17 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             (Expected::Error(Some(id)), [r])
                 if batches == 0 && !r.is_error() && r.id().id() == Some(id) =>
             {
+                // JSON-RPC 2.0 lists a request's members but forbids no other: serving a
+                // request that also carries `result`, `error` or an unknown member is no fault.
+                // Nor is serving array params where the method needs none.
+                if array_params
+                    || matches!(
+                        crate::fuzz::kind_of(what),
+                        "a result member" | "an error member" | "an unknown member"
+                    )
+                {
+                    return Vec::new();
+                }
                 (&WIRE_ANSWER, Severity::Warning)
             }
             _ => (&WIRE_ANSWER, Severity::Violation),

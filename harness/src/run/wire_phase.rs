@@ -22,7 +22,8 @@
 //! meet the session they expect.
 //!
 //! Frames are skipped (and the next case drawn) when they could not be judged fairly: over
-//! stdio a frame holding a raw line break (two frames to the server), a `subscriptions/listen`
+//! stdio a frame holding a raw line break (two frames to the server), an `initialize` request
+//! (the order of the lifecycle is the lifecycle invariant's), a `subscriptions/listen`
 //! (its stream may stay open), a `tools/call` of a listed tool the tool selection leaves
 //! out (or any listed tool when tool calls are off), and an integer id beyond 2^53 - 1 (see
 //! [`MAX_SAFE_ID`]; drawn ids are folded into that range, so only the odd ids 2^64 - 1 and
@@ -253,7 +254,9 @@ impl Campaign<'_> {
             if (!http && bytes.iter().any(|b| *b == b'\n' || *b == b'\r'))
                 || beyond_safe_id(&bytes)
                 || calls(&request.message).any(|c| {
-                    c.method == crate::fuzz::Method::SubscriptionsListen
+                    // The lifecycle (initialize once, first) is the lifecycle invariant's.
+                    (c.method == crate::fuzz::Method::Initialize && c.id.is_some())
+                        || c.method == crate::fuzz::Method::SubscriptionsListen
                         || (c.method == crate::fuzz::Method::ToolsCall
                             && c.params
                                 .as_ref()
@@ -278,6 +281,7 @@ impl Campaign<'_> {
                     crate::fuzz::Method::Initialize
                         | crate::fuzz::Method::LoggingSetLevel
                         | crate::fuzz::Method::ResourcesSubscribe
+                        | crate::fuzz::Method::Initialized
                 )
             });
             let label = format!("wire frame {case} ({what})");
@@ -363,8 +367,9 @@ impl Campaign<'_> {
         if !http {
             frame.push(b'\n');
         }
-        let exchange = session.send(probe, frame, expect).await;
-        let ping = session.liveness().await;
+        let mut exchange = session.send(probe, frame, expect).await;
+        let mut ping = session.liveness().await;
+        adopt_late_answers(&mut exchange, &mut ping);
         let stderr = session.stderr_tail();
         self.count(&exchange);
         self.count(&ping);
@@ -567,6 +572,70 @@ impl Campaign<'_> {
             {
                 f.replay = Some(path.display().to_string());
             }
+        }
+    }
+}
+
+/// Moves the responses that reached the liveness `ping` but answer the wire frame (any
+/// response but the ping's own) back into the frame's `exchange`, marking it answered when one
+/// carries the id it awaited: a server may answer a frame after the fence ping that closed its
+/// window (server-everything sends its -32601 errors a tick later than its ping results).
+fn adopt_late_answers(exchange: &mut Exchange, ping: &mut Exchange) {
+    use crate::session::{Outcome as Wait, ReceivedItem};
+    use crate::wire::Message;
+    let Expect::Response { id: ping_id, .. } = &ping.expect else {
+        return;
+    };
+    let ping_answer = match ping.outcome {
+        Wait::Answered { index } => Some(index),
+        _ => None,
+    };
+    let late = |i: usize, item: &ReceivedItem| match item {
+        ReceivedItem::Frame(f) => match &f.message {
+            Ok(Message::Response(r)) => Some(i) != ping_answer && r.id().id() != Some(ping_id),
+            Ok(Message::Batch(_)) => true,
+            _ => false,
+        },
+        _ => false,
+    };
+    let moved: Vec<usize> = ping
+        .received
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| late(*i, &r.item))
+        .map(|(i, _)| i)
+        .collect();
+    if moved.is_empty() {
+        return;
+    }
+    let awaited = match &exchange.expect {
+        Expect::Response { id, .. } => Some(id.clone()),
+        Expect::Fenced => None,
+    };
+    let offset_ms = u64::try_from(exchange.elapsed.as_millis()).unwrap_or(u64::MAX);
+    for &i in &moved {
+        let mut item = ping.received[i].clone();
+        item.at_ms = item.at_ms.saturating_add(offset_ms);
+        let answers = matches!(&item.item, ReceivedItem::Frame(f)
+            if matches!(&f.message, Ok(Message::Response(r))
+                if awaited.is_some() && r.id().id() == awaited.as_ref()));
+        exchange.received.push(item);
+        if answers && matches!(exchange.outcome, Wait::NoAnswer) {
+            exchange.outcome = Wait::Answered {
+                index: exchange.received.len() - 1,
+            };
+        }
+    }
+    // Removed back to front, keeping the ping's own answer index right.
+    for &i in moved.iter().rev() {
+        ping.received.remove(i);
+        if i < ping.preceding {
+            ping.preceding -= 1;
+        }
+        if let Wait::Answered { index } = &mut ping.outcome
+            && i < *index
+        {
+            *index -= 1;
         }
     }
 }
