@@ -324,7 +324,9 @@ impl fmt::Display for Expected {
             Expected::Error(Some(id)) => write!(f, "one error response with id {id} or null"),
             Expected::Error(None) => f.write_str("one error response with id null"),
             Expected::Blank => f.write_str("no response, or an error response with id null"),
-            Expected::Unread => f.write_str("any answer (the frame nests deeper than mcp-chaos reads)"),
+            Expected::Unread => {
+                f.write_str("any answer (the frame nests deeper than mcp-chaos reads)")
+            }
             Expected::Batch { items, may_reject } => {
                 let owed = items
                     .iter()
@@ -343,7 +345,6 @@ impl fmt::Display for Expected {
         }
     }
 }
-
 
 impl Expected {
     /// Whether answering nothing at all meets the expectation.
@@ -424,14 +425,18 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     // Over HTTP, an error status whose body holds no response with an id (nothing, or an
     // error with id null) rejects the frame as a whole: right for anything but a request
     // whose id could be read.
-    let http_error = ex.http().and_then(|h| h.status).filter(|s| *s >= 400).filter(|_| {
-        written.iter().all(|raw| match wire::parse(raw) {
-            Ok(wire::Message::Response(r)) => {
-                r.is_error() && matches!(r.id(), ResponseId::Null | ResponseId::Absent)
-            }
-            _ => false,
-        })
-    });
+    let http_error = ex
+        .http()
+        .and_then(|h| h.status)
+        .filter(|s| *s >= 400)
+        .filter(|_| {
+            written.iter().all(|raw| match wire::parse(raw) {
+                Ok(wire::Message::Response(r)) => {
+                    r.is_error() && matches!(r.id(), ResponseId::Null | ResponseId::Absent)
+                }
+                _ => false,
+            })
+        });
     let verdict = match http_error {
         Some(_) if !matches!(expected, Expected::Response(_) | Expected::MaybeResponse(_)) => {
             return Vec::new();

@@ -118,7 +118,7 @@ pub fn draw(seed: u64, case: usize, version: ProtocolVersion) -> Option<Request>
     let relabel = |call: &mut Call| {
         call.id = match call.id.take() {
             Some(RequestId::Number(IdNumber::Signed(n))) if (0..=1000).contains(&n) => {
-                Some(RequestId::from(ID_BASE + n))
+                Some(RequestId::from(ID_BASE + (case as i64) * 8192 + n))
             }
             Some(RequestId::Number(IdNumber::Signed(n))) if n.unsigned_abs() > MAX_SAFE_ID => {
                 Some(RequestId::from(n % (MAX_SAFE_ID as i64)))
@@ -178,6 +178,49 @@ impl Failure {
     }
 }
 
+/// The request ids the wire phase sent to the current server process (MCP: "The request ID
+/// MUST NOT have been previously used by the requestor within the same session"), forgotten
+/// when the server is restarted.
+#[derive(Debug, Default)]
+struct SessionIds {
+    /// Each id as JSON text.
+    used: std::collections::HashSet<String>,
+    /// The restart count they were sent under.
+    restarts: u32,
+}
+
+impl SessionIds {
+    /// Forgets the ids when the server was restarted since.
+    fn sync(&mut self, restarts: u32) {
+        if restarts != self.restarts {
+            self.used.clear();
+            self.restarts = restarts;
+        }
+    }
+
+    /// Whether a request id of `frame` was sent to this server already.
+    fn reused(&self, frame: &[u8]) -> bool {
+        frame_ids(frame).iter().any(|id| self.used.contains(id))
+    }
+}
+
+/// The request ids of a frame (and of its batch elements), as JSON text, when it is JSON
+/// (read lossily where not UTF-8).
+fn frame_ids(frame: &[u8]) -> Vec<String> {
+    let Ok(value) = serde_json::from_str::<Value>(&String::from_utf8_lossy(frame)) else {
+        return Vec::new();
+    };
+    let id = |v: &Value| {
+        v.get("id")
+            .filter(|id| id.is_string() || id.is_number())
+            .map(ToString::to_string)
+    };
+    match &value {
+        Value::Array(items) => items.iter().filter_map(id).collect(),
+        other => id(other).into_iter().collect(),
+    }
+}
+
 /// One frame sent and judged.
 struct Outcome {
     exchange: Exchange,
@@ -222,6 +265,7 @@ impl Campaign<'_> {
         let started = Instant::now();
         let mut summary = WireSummary::default();
         let mut shrunk: Vec<String> = Vec::new();
+        let mut ids = SessionIds::default();
         // Kinds of frame that already killed or wedged the server: later frames of the kind
         // are skipped (each would only cost a restart, and restarts are bounded).
         let mut fatal: std::collections::HashSet<String> = std::collections::HashSet::new();
@@ -242,10 +286,12 @@ impl Campaign<'_> {
         while sent < cases && case < cases * 2 && !self.gave_up {
             case += 1;
             let version = self.context().version;
-            let Some(request) = draw(self.config.seed, case, version) else {
+            let Some(mut request) = draw(self.config.seed, case, version) else {
                 summary.skipped += 1;
                 continue;
             };
+            ids.sync(self.summary.restarts);
+            unique_ids(&mut request, case, &ids.used);
             let (bytes, expected) = request.to_bytes_with_expected();
             let excluded = |name: &str| {
                 listed.iter().any(|l| l == name)
@@ -253,6 +299,7 @@ impl Campaign<'_> {
             };
             if (!http && bytes.iter().any(|b| *b == b'\n' || *b == b'\r'))
                 || beyond_safe_id(&bytes)
+                || ids.reused(&bytes)
                 || calls(&request.message).any(|c| {
                     // The lifecycle (initialize once, first) is the lifecycle invariant's.
                     (c.method == crate::fuzz::Method::Initialize && c.id.is_some())
@@ -292,7 +339,7 @@ impl Campaign<'_> {
                 expected,
                 phase: "generated",
             };
-            let Some(mut outcome) = self.wire_case(probe, &bytes, true).await else {
+            let Some(mut outcome) = self.wire_case(probe, &bytes, true, &mut ids).await else {
                 break;
             };
             for (failure, _) in &outcome.failures {
@@ -311,7 +358,7 @@ impl Campaign<'_> {
                 shrunk.push(group.clone());
                 summary.shrunk += 1;
                 let (steps, bound, best) = self
-                    .wire_shrink(case, &what, &bytes, &failure, &group)
+                    .wire_shrink(case, &what, &bytes, &failure, &group, &mut ids)
                     .await;
                 summary.shrink_steps += steps as u64;
                 self.wire_annotate(&mut outcome, &failure, &bytes, &best, steps, bound);
@@ -338,7 +385,21 @@ impl Campaign<'_> {
     /// (a server that failed is restarted as after any probe, counted against
     /// `--max-restarts` and checked for a wedge); otherwise a shrinking candidate (restarted
     /// fresh, not counted). `None` when no server could be started.
-    async fn wire_case(&mut self, probe: Probe, bytes: &[u8], main: bool) -> Option<Outcome> {
+    async fn wire_case(
+        &mut self,
+        probe: Probe,
+        bytes: &[u8],
+        main: bool,
+        ids: &mut SessionIds,
+    ) -> Option<Outcome> {
+        ids.sync(self.summary.restarts);
+        // A candidate reusing an id this server has seen goes to a fresh server.
+        if !main
+            && ids.reused(bytes)
+            && let Some(old) = self.session.take()
+        {
+            old.shutdown().await;
+        }
         if self.session.is_none() {
             let ok = if main {
                 self.restart("no server running").await
@@ -348,7 +409,9 @@ impl Campaign<'_> {
             if !ok {
                 return None;
             }
+            ids.sync(self.summary.restarts);
         }
+        ids.used.extend(frame_ids(bytes));
         let session = self.session.as_mut()?;
         session.set_grace(Duration::from_millis(WIRE_GRACE_MS));
         let Probe::Wire { expected, .. } = &probe else {
@@ -383,6 +446,22 @@ impl Campaign<'_> {
             Probe::Wire { what, .. } => crate::fuzz::kind_of(what).to_owned(),
             _ => String::new(),
         };
+        // One finding per way of failing and kind of frame (every frame with invalid UTF-8
+        // that kills the server is the same finding), under a probe label that does not
+        // change with the case number (baselines key on it).
+        let judged = findings.len();
+        for f in &mut findings {
+            if f.group.as_deref().is_some_and(|g| g.starts_with("wire|")) {
+                f.group = Some(format!("{}|{kind}", f.group.as_deref().unwrap_or_default()));
+            } else if f.code == SERVER_DIED.code || f.code == NOT_ALIVE.code {
+                f.group = Some(format!("wire|{}|{kind}", f.code));
+            }
+        }
+        for f in findings.iter_mut().take(judged) {
+            if f.probe == exchange.probe.label() {
+                f.probe = format!("wire frame ({kind})");
+            }
+        }
         let mut failures: Vec<(Failure, String)> = Vec::new();
         for f in &mut findings {
             let failure = if f.code == SERVER_DIED.code {
@@ -396,11 +475,6 @@ impl Campaign<'_> {
             } else {
                 continue;
             };
-            // One finding per way of failing and kind of frame (every frame with invalid
-            // UTF-8 that kills the server is the same finding).
-            if matches!(failure, Failure::Died | Failure::NotAlive) {
-                f.group = Some(format!("wire|{}|{kind}", f.code));
-            }
             let group = f.group.clone().unwrap_or_default();
             if !failures.iter().any(|(x, _)| *x == failure) {
                 failures.push((failure, group));
@@ -430,6 +504,7 @@ impl Campaign<'_> {
         bytes: &[u8],
         failure: &Failure,
         group: &str,
+        ids: &mut SessionIds,
     ) -> Option<bool> {
         let version = self.context().version;
         let probe = Probe::Wire {
@@ -438,8 +513,13 @@ impl Campaign<'_> {
             expected: expected_for(bytes, version),
             phase: "shrunk",
         };
-        let outcome = self.wire_case(probe, bytes, false).await?;
-        Some(outcome.failures.iter().any(|(f, g)| f == failure && g == group))
+        let outcome = self.wire_case(probe, bytes, false, ids).await?;
+        Some(
+            outcome
+                .failures
+                .iter()
+                .any(|(f, g)| f == failure && g == group),
+        )
     }
 
     /// Shrinks `bytes`, which failed as `failure`: returns the candidates sent, why it
@@ -451,6 +531,7 @@ impl Campaign<'_> {
         bytes: &[u8],
         failure: &Failure,
         group: &str,
+        ids: &mut SessionIds,
     ) -> (usize, Bound, Vec<u8>) {
         let started = Instant::now();
         let mut steps = 0;
@@ -474,7 +555,7 @@ impl Campaign<'_> {
                 } else {
                     steps += 1;
                     match self
-                        .wire_reproduces(case, what, $candidate, failure, group)
+                        .wire_reproduces(case, what, $candidate, failure, group, ids)
                         .await
                     {
                         Some(yes) => yes,
@@ -568,7 +649,8 @@ impl Campaign<'_> {
             );
             f.request = Some(shown.clone());
             if let Some(dir) = &self.config.replays
-                && let Ok(path) = super::replay::write_wire(dir, self.config, version, best, &outcome.exchange, f)
+                && let Ok(path) =
+                    super::replay::write_wire(dir, self.config, version, best, &outcome.exchange, f)
             {
                 f.replay = Some(path.display().to_string());
             }
@@ -637,6 +719,28 @@ fn adopt_late_answers(exchange: &mut Exchange, ping: &mut Exchange) {
         {
             *index -= 1;
         }
+    }
+}
+
+/// Gives every call of `request` whose id `used` holds (sent to this server already) a fresh
+/// one: a number [`ID_BASE`] + `case` * 8192 + its index * 1024 + 1023, a string with
+/// `-case-index` appended.
+fn unique_ids(request: &mut Request, case: usize, used: &std::collections::HashSet<String>) {
+    let calls: Vec<&mut Call> = match &mut request.message {
+        Message::One(call) => vec![call],
+        Message::Batch(calls) => calls.iter_mut().collect(),
+    };
+    for (i, call) in calls.into_iter().enumerate() {
+        let Some(id) = &call.id else { continue };
+        if !used.contains(&id.to_value().to_string()) {
+            continue;
+        }
+        call.id = Some(match id {
+            RequestId::String(s) => RequestId::String(format!("{s}-{case}-{i}")),
+            RequestId::Number(_) => {
+                RequestId::from(ID_BASE + (case as i64) * 8192 + (i as i64) * 1024 + 1023)
+            }
+        });
     }
 }
 
@@ -871,11 +975,7 @@ fn edits(value: &Value) -> Vec<Edit> {
             }
         }
     }
-    hoists
-        .into_iter()
-        .chain(removals)
-        .chain(cuts)
-        .collect()
+    hoists.into_iter().chain(removals).chain(cuts).collect()
 }
 
 /// `value` with `edit` applied, if it applies.
@@ -951,7 +1051,9 @@ mod tests {
 
     #[test]
     fn hoisting_halves_a_nesting_chain() {
-        let deep = crate::wire::parse_to_depth(&format!("{}1{}", "[".repeat(100), "]".repeat(100)), 200).unwrap();
+        let deep =
+            crate::wire::parse_to_depth(&format!("{}1{}", "[".repeat(100), "]".repeat(100)), 200)
+                .unwrap();
         let edits = edits(&deep);
         let Some(Edit::Hoist(path, k)) = edits.first() else {
             panic!("{:?}", edits.first());

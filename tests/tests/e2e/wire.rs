@@ -34,7 +34,11 @@ fn wire_finding(run: &ChaosRun, invariant: &str) -> Value {
         .findings()
         .into_iter()
         .filter(|f| f["invariant"] == invariant)
-        .filter(|f| f["probe"].as_str().is_some_and(|p| p.starts_with("wire frame")))
+        .filter(|f| {
+            f["probe"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("wire frame"))
+        })
         .collect();
     assert_eq!(found.len(), 1, "{found:#?}\n{}", run.stdout);
     found[0].clone()
@@ -67,7 +71,12 @@ fn wire_invalid_utf8_in_a_string_is_caught_and_shrunk() {
     for seed in ["1", "7", "42"] {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let run = default_run("exit-on-invalid-utf8-string", seed, dir.path());
-        assert_eq!(run.invariants(), vec!["server-died"], "seed {seed}: {}", run.stdout);
+        assert_eq!(
+            run.invariants(),
+            vec!["server-died"],
+            "seed {seed}: {}",
+            run.stdout
+        );
         assert_eq!(run.code, 1);
         let f = wire_finding(&run, "server-died");
         let request = f["request"].as_str().expect("the shrunk frame");
@@ -91,7 +100,12 @@ fn wire_deep_nesting_is_caught_and_shrunk() {
     for seed in ["1", "7", "42"] {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let run = default_run("die-on-deep-nesting", seed, dir.path());
-        assert_eq!(run.invariants(), vec!["server-died"], "seed {seed}: {}", run.stdout);
+        assert_eq!(
+            run.invariants(),
+            vec!["server-died"],
+            "seed {seed}: {}",
+            run.stdout
+        );
         let f = wire_finding(&run, "server-died");
         let request = f["request"].as_str().expect("the shrunk frame");
         assert_eq!(
@@ -119,10 +133,18 @@ fn wire_deep_nesting_is_caught_over_http() {
         fixture().display()
     );
     let run = run_chaos(&["run", "--http", &url, "--start", &start, "--seed", "3"]);
-    assert!(run.invariants().contains(&"server-died".to_owned()), "{}", run.stdout);
+    assert!(
+        run.invariants().contains(&"server-died".to_owned()),
+        "{}",
+        run.stdout
+    );
     let f = wire_finding(&run, "server-died");
     let request = f["request"].as_str().expect("the shrunk frame");
-    assert_eq!(mcp_chaos::wire::json_depth(request.as_bytes(), 10_000), 65, "{request}");
+    assert_eq!(
+        mcp_chaos::wire::json_depth(request.as_bytes(), 10_000),
+        65,
+        "{request}"
+    );
 }
 
 /// A request with a string id answered twice is a `wire-answer` violation, shrunk to a short
@@ -164,7 +186,12 @@ fn wire_correct_fixture_is_clean() {
             "--skip-generated",
             "--skip-chaos",
         ]);
-        assert_eq!(run.findings(), Vec::<Value>::new(), "{version}: {}", run.stdout);
+        assert_eq!(
+            run.findings(),
+            Vec::<Value>::new(),
+            "{version}: {}",
+            run.stdout
+        );
         let wire = &run.report.as_ref().expect("a report")["summary"]["wire"];
         assert_eq!(wire["frames"], 160, "{version}: {wire}");
     }
@@ -184,7 +211,11 @@ fn wire_correct_fixture_is_clean() {
         "0",
     ]);
     assert_eq!(off.findings(), Vec::<Value>::new(), "{}", off.stdout);
-    assert!(off.report.expect("a report")["summary"].get("wire").is_none());
+    assert!(
+        off.report.expect("a report")["summary"]
+            .get("wire")
+            .is_none()
+    );
 }
 
 fn base64_decode(text: &str) -> Vec<u8> {
