@@ -146,7 +146,7 @@ catalog! {
          is slow once, or recovers after the restart, gets not-alive instead. Fix: answer every \
          request after initialize on the same channel, with the request's own id, in UTF-8 \
          JSON; never close stdout while the process runs.";
-    WIRE_ANSWER = "MC115", "wire-answer", "basic/index#messages",
+    WIRE_ANSWER = "MC118", "wire-answer", "basic/index#messages",
         "Every frame gets the answer JSON-RPC owes it: one response per request, none per notification, one array per batch.",
         "The wire phase sends frames from the generator of mcp_chaos::fuzz (valid messages of the \
          negotiated version, and near-misses: invalid UTF-8, deep nesting, duplicate keys, odd \

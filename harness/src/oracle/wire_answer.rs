@@ -17,7 +17,7 @@
 //! - a response to a frame owed nothing (a notification, a response): `reply-to-notification`
 //!   (MC106);
 //! - anything else (two responses to one request, a batch answered element by element, a
-//!   success for an invalid request, which is a warning): `wire-answer` (MC115).
+//!   success for an invalid request, which is a warning): `wire-answer` (MC118).
 //!
 //! Frames that are not JSON-RPC are `stdout-not-protocol`'s (MC107), and a server that exits
 //! or stops answering after the frame is judged by the liveness check (`server-died`,
