@@ -167,6 +167,20 @@ catalog! {
          unanswered, with counts. Fix: ask for roots once and on \
          notifications/roots/list_changed, and send sampling or elicitation only while handling \
          a request that needs it.";
+    SERVED_BEFORE_INITIALIZE = "MC115", "served-before-initialize", "basic/lifecycle#initialization",
+        "A request sent before initialize is not served as if the session were initialized.",
+        "The initialization phase MUST be the first interaction, and the client SHOULD NOT send \
+         requests other than ping before initialize is answered (2024-11-05 to 2025-11-25). \
+         mcp-chaos starts the server once more (stdio) and sends tools/list before initialize: \
+         a normal result means the server serves a client that negotiated no version and \
+         declared no capabilities, and hides a client that skips the handshake. The spec does \
+         not say how a server must react, so this is a warning; an error or no answer is fine, \
+         and ping before initialize is never reported. tools/list between the initialize \
+         response and notifications/initialized, and a second initialize, are only checked for \
+         the server surviving them (served or refused, both are fine). Not over HTTP (a request \
+         without a session id is http-status's) nor in 2026-07-28, which has no initialize. \
+         Fix: until initialize is answered, answer requests other than ping with an error \
+         such as -32600 \"server not initialized\".";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
         "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
         "API failures and business logic errors are tool execution errors: they belong inside the \

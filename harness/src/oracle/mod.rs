@@ -14,6 +14,7 @@ pub mod generated;
 pub mod http;
 pub mod leaked;
 pub mod leaks;
+pub mod lifecycle;
 pub mod liveness;
 pub mod masking;
 pub mod no_response;
@@ -148,6 +149,7 @@ pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     findings.extend(error_codes::check(ctx, ex));
     findings.extend(unknown_tool::check(ctx, ex));
     findings.extend(version::check(ctx, ex));
+    findings.extend(lifecycle::check(ctx, ex));
     findings.extend(business_failure::check(ctx, ex));
     findings.extend(masking::check(ctx, ex));
     findings.extend(actionable::check(ctx, ex));

@@ -7,6 +7,7 @@ pub mod args;
 mod chaos;
 pub mod driver;
 pub mod faults;
+mod lifecycle;
 pub mod generated;
 pub mod live;
 mod recover;
@@ -1124,6 +1125,9 @@ impl Campaign<'_> {
         }
         if phases.end_session {
             self.end_http_session().await;
+        }
+        if config.protocol_probes {
+            self.lifecycle_phase().await;
         }
         if config.version_probe && !self.gave_up {
             self.version_probe().await;

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub use exchange::{
-    Exchange, Expect, FaultContext, HttpProbe, Outcome, Probe, Received, ReceivedItem, Retry,
-    UpstreamHit,
+    Exchange, Expect, FaultContext, HttpProbe, LifecycleState, Outcome, Probe, Received,
+    ReceivedItem, Retry, UpstreamHit,
 };
 pub use many::{Action, Outgoing};
 

@@ -9,6 +9,7 @@ mod generated;
 mod hostile;
 mod http;
 mod invariants;
+mod lifecycle;
 mod report;
 
 /// Every flaw the fixture can plant has an end-to-end case, in one of the modules, that
@@ -24,6 +25,7 @@ fn every_flaw_has_an_end_to_end_case() {
         .chain(chaos::CHAOS_FLAWS)
         .chain(generated::GENERATED_FLAWS)
         .chain(invariants::WEDGE_FLAWS)
+        .chain(lifecycle::LIFECYCLE_FLAWS)
         .copied()
         .collect();
     for flaw in Flaw::ALL {
