@@ -371,7 +371,8 @@ struct CommonArgs {
     #[arg(long)]
     no_egress: bool,
 
-    /// Skip the protocol probes (malformed frames, unknown method, notifications, batches).
+    /// Skip the protocol probes (malformed frames, unknown method, notifications, batches, and
+    /// the lifecycle-order cases on a fresh process).
     #[arg(long)]
     skip_probes: bool,
 

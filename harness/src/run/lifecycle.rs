@@ -18,8 +18,11 @@
 //! server end a session (`basic/lifecycle` §Shutdown) and the client broke the order on
 //! purpose. Only over stdio: over Streamable HTTP a request before `initialize` is a POST
 //! without a session id, which the `HTTP no session id` probe judges (and which a stateless
-//! HTTP server rightly serves); and not under 2026-07-28, which has no handshake. Cost: one
-//! server start and six small exchanges.
+//! HTTP server rightly serves); and not under 2026-07-28, which has no handshake, except for a
+//! server that also speaks `initialize` (a dual-era server selects the era from how the
+//! client opens): there the cases run under the newest handshake version, and the first is
+//! judged only once the server has accepted `initialize`. Cost: one server start and six
+//! small exchanges.
 
 use serde_json::{Value, json};
 

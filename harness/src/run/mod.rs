@@ -125,7 +125,8 @@ pub struct RunConfig {
     pub version: VersionChoice,
     /// Deadline per request.
     pub timeout: Duration,
-    /// Run the protocol probes (malformed frames, unknown method, notifications, ...).
+    /// Run the protocol probes (malformed frames, unknown method, notifications, ...) and the
+    /// lifecycle-order cases on a fresh process.
     pub protocol_probes: bool,
     /// Call every listed tool.
     pub tool_calls: bool,
@@ -933,7 +934,7 @@ type Started = (Session, Negotiated, Vec<Exchange>);
 /// Which phases of a campaign run (each on in [`RunConfig::new`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Phases {
-    /// The protocol probes, and the HTTP session's DELETE at the end.
+    /// The protocol probes, the lifecycle-order cases, and the HTTP session's DELETE at the end.
     pub probes: bool,
     /// Tool calls: the baseline calls, and the generated and fault phases.
     pub tool_calls: bool,
