@@ -34,7 +34,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         return Vec::new();
     };
     let what = match result.get("tools").and_then(Value::as_array) {
-        Some(tools) if method == "tools/list" => format!("a tools/list result with {} tools", tools.len()),
+        Some(tools) if method == "tools/list" => {
+            format!("a tools/list result with {} tools", tools.len())
+        }
         _ => "a normal result".to_owned(),
     };
     vec![finding(
@@ -116,18 +118,30 @@ mod tests {
 
     #[test]
     fn a_result_before_initialize_is_a_warning_in_every_handshake_version() {
-        let ex = exchange(LifecycleState::BeforeInitialize, "tools/list", Some(served()));
-        for version in ProtocolVersion::ALL.into_iter().filter(|v| v.rules().handshake) {
+        let ex = exchange(
+            LifecycleState::BeforeInitialize,
+            "tools/list",
+            Some(served()),
+        );
+        for version in ProtocolVersion::ALL
+            .into_iter()
+            .filter(|v| v.rules().handshake)
+        {
             let found = judged(version, &ex);
             assert_eq!(found.len(), 1, "{version}");
             let f = &found[0];
             assert_eq!(f.code, "MC115");
             assert_eq!(f.severity, Severity::Warning);
-            assert!(f.message.contains("tools/list sent on a fresh connection before initialize"));
+            assert!(
+                f.message
+                    .contains("tools/list sent on a fresh connection before initialize")
+            );
             assert!(f.message.contains("1 tools"), "{}", f.message);
             assert_eq!(
                 f.spec,
-                format!("https://modelcontextprotocol.io/specification/{version}/basic/lifecycle#initialization")
+                format!(
+                    "https://modelcontextprotocol.io/specification/{version}/basic/lifecycle#initialization"
+                )
             );
         }
     }
@@ -145,11 +159,18 @@ mod tests {
         let pong = wire::success(&RequestId::from(1), json!({}));
         let ping = exchange(LifecycleState::BeforeInitialize, "ping", Some(pong));
         assert!(judged(ProtocolVersion::V2025_11_25, &ping).is_empty());
-        for state in [LifecycleState::BeforeInitialized, LifecycleState::Reinitialize] {
+        for state in [
+            LifecycleState::BeforeInitialized,
+            LifecycleState::Reinitialize,
+        ] {
             let ex = exchange(state, "tools/list", Some(served()));
             assert!(judged(ProtocolVersion::V2025_11_25, &ex).is_empty());
         }
-        let ex = exchange(LifecycleState::BeforeInitialize, "tools/list", Some(served()));
+        let ex = exchange(
+            LifecycleState::BeforeInitialize,
+            "tools/list",
+            Some(served()),
+        );
         assert!(judged(ProtocolVersion::V2026_07_28, &ex).is_empty());
     }
 

@@ -98,13 +98,25 @@ impl Campaign<'_> {
             self.record(&early);
         }
         if let Some(status) = exited {
-            return self.lifecycle_died(&early, &status);
+            // Not in a 2026-07-28 campaign: which era the server speaks is then unknown.
+            if !stateless {
+                self.lifecycle_died(&early, &status);
+            }
+            return;
         }
         let Some(init) = init else { return };
+        if stateless && !initialized {
+            // A stateless-only server refusing initialize: nothing of the handshake era to judge.
+            return self.count(&init);
+        }
         self.record(&init);
         // An exit noticed only now, before initialize was answered, follows the early request.
         if let Some(status) = self.exited(&init) {
-            let blamed = if init.response().is_some() { &init } else { &early };
+            let blamed = if init.response().is_some() {
+                &init
+            } else {
+                &early
+            };
             return self.lifecycle_died(blamed, &status);
         }
         // Refused (or unanswered) after a request out of order: not judged, nothing to go on.
