@@ -328,23 +328,34 @@ fn is_path_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '.' | '@' | '+' | '-' | '/')
 }
 
-/// Whether the path matched at `start..end` of `text` is derived from the request: the whole
-/// path token (the match, extended over the path characters that follow it) ends, at a `/`,
-/// with a string value of the request of 3 characters or more, less a leading `./` or `/`
-/// and trailing `/`s. `a.py` answered as `/srv/x/sandbox/a.py`, or `docs/a.py` as
-/// `/home/u/sandbox/docs/a.py`: the server told the caller where its own argument led. A
-/// path that merely contains an argument (`/home/u/app/a.py.bak` for `a.py`) is not derived.
+/// Whether the path matched at `start..end` of `text` is derived from the request: a string
+/// value of the request (less a leading `./` or `/` and trailing `/`s; not empty) starts
+/// inside the match, right after a `/`, covers the rest of the match, and ends the path there
+/// (only `/`s, then the end of the text or a character no path is made of, follow). `a.py`
+/// answered as `/srv/x/sandbox/a.py`, `docs/a.py` as `/home/u/sandbox/docs/a.py`, `my file.py`
+/// as `/srv/x/my file.py`: the server told the caller where its own argument led. A path that
+/// merely contains an argument (`/home/u/app/a.py.bak` for `a.py`) is not derived, and neither
+/// is one that the value does not end (`/opt/app/a.py/handler.py` for `a.py`).
 pub fn derived_from_request(text: &str, start: usize, end: usize, strings: &[String]) -> bool {
-    let rest = &text[end..];
-    let extra = rest.find(|c: char| !is_path_char(c)).unwrap_or(rest.len());
-    let token = text[start..end + extra].trim_end_matches('/');
+    let end = start + text[start..end].trim_end_matches('/').len();
     strings.iter().any(|value| {
         let value = value.trim_start_matches("./").trim_start_matches('/');
         let value = value.trim_end_matches('/');
-        value.chars().count() >= 3
-            && token.len() > value.len()
-            && token.ends_with(value)
-            && token[..token.len() - value.len()].ends_with('/')
+        if value.is_empty() {
+            return false;
+        }
+        text[start..end].match_indices('/').any(|(slash, _)| {
+            let at = start + slash + 1;
+            let after = at + value.len();
+            at <= end
+                && after >= end
+                && text[at..].starts_with(value)
+                && text[after..]
+                    .trim_start_matches('/')
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !is_path_char(c))
+        })
     })
 }
 
@@ -767,8 +778,15 @@ mod tests {
         );
         assert_eq!(rules("failed in /opt/app/data.py", "a.py"), ["source-path"]);
         assert_eq!(rules("failed in /opt/app/x.py", "x.py"), none);
-        // Too short a value says nothing.
-        assert_eq!(rules("see /home/u/app/ab", "ab"), ["home-path"]);
+        assert_eq!(
+            rules("No such file: /opt/app/a.py/handler.py", "a.py"),
+            ["source-path"]
+        );
+        // A value with characters no path token has still ends the path it made.
+        assert_eq!(rules("No file at /home/u/sandbox/my notes.py: none", "my notes.py"), none);
+        assert_eq!(rules("No file at /home/u/sandbox/x\ny.py", "x\ny.py"), none);
+        // An empty value derives nothing: the root alone is not the caller's.
+        assert_eq!(rules("No file at /home/u/sandbox/", ""), ["home-path"]);
         // A dependency path is the server's installation, whatever it ends with.
         let tz = "Mars/Olympus_Mons";
         assert_eq!(
