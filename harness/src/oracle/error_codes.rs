@@ -223,9 +223,7 @@ mod tests {
     }
 
     fn invalid_params() -> Probe {
-        Probe::InvalidCallParams {
-            what: "no params",
-        }
+        Probe::InvalidCallParams { what: "no params" }
     }
 
     #[test]
@@ -236,7 +234,10 @@ mod tests {
             gating_capability("resources/templates/list"),
             Some("resources")
         );
-        assert_eq!(gating_capability("completion/complete"), Some("completions"));
+        assert_eq!(
+            gating_capability("completion/complete"),
+            Some("completions")
+        );
         assert_eq!(gating_capability("logging/setLevel"), Some("logging"));
         assert_eq!(gating_capability("ping"), None);
         assert_eq!(gating_capability("server/discover"), None);

@@ -746,7 +746,10 @@ mod tests {
             )
         };
         let rules = |text: &str, path: &str| -> Vec<String> {
-            scan(text, &sent(path), &[]).into_iter().map(|l| l.rule).collect()
+            scan(text, &sent(path), &[])
+                .into_iter()
+                .map(|l| l.rule)
+                .collect()
         };
         let none: Vec<String> = Vec::new();
         assert_eq!(
@@ -754,7 +757,10 @@ mod tests {
             none
         );
         assert_eq!(
-            rules("ENOENT: no such file or directory, open '/home/u/sandbox/docs/a.py'", "./docs/a.py"),
+            rules(
+                "ENOENT: no such file or directory, open '/home/u/sandbox/docs/a.py'",
+                "./docs/a.py"
+            ),
             none
         );
         assert_eq!(rules("Not found: /home/u/sandbox/a.py/", "/a.py"), none);
@@ -783,7 +789,13 @@ mod tests {
             ["source-path"]
         );
         // A value with characters no path token has still ends the path it made.
-        assert_eq!(rules("No file at /home/u/sandbox/my notes.py: none", "my notes.py"), none);
+        assert_eq!(
+            rules(
+                "No file at /home/u/sandbox/my notes.py: none",
+                "my notes.py"
+            ),
+            none
+        );
         assert_eq!(rules("No file at /home/u/sandbox/x\ny.py", "x\ny.py"), none);
         // An empty value derives nothing: the root alone is not the caller's.
         assert_eq!(rules("No file at /home/u/sandbox/", ""), ["home-path"]);
@@ -791,7 +803,9 @@ mod tests {
         let tz = "Mars/Olympus_Mons";
         assert_eq!(
             rules(
-                &format!("[Errno 36] File name too long: '/opt/venv/lib/python3.11/site-packages/tzdata/zoneinfo/{tz}'"),
+                &format!(
+                    "[Errno 36] File name too long: '/opt/venv/lib/python3.11/site-packages/tzdata/zoneinfo/{tz}'"
+                ),
                 tz
             ),
             ["dependency-path"]

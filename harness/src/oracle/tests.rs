@@ -426,7 +426,11 @@ fn output_validation_errors_are_the_outputs_fault_not_the_arguments() {
     ] {
         let findings = valid_call_to_a_tool_with_output_schema(answer.clone());
         let names: Vec<&str> = findings.iter().map(|f| f.invariant.as_str()).collect();
-        assert_eq!(names, ["structured-content-schema"], "{answer}: {findings:?}");
+        assert_eq!(
+            names,
+            ["structured-content-schema"],
+            "{answer}: {findings:?}"
+        );
         assert_eq!(findings[0].severity, crate::finding::Severity::Warning);
         assert!(
             findings[0].message.contains("its own output validation"),
