@@ -179,10 +179,11 @@ catalog! {
          not say how a server must react, so this is a warning; an error or no answer is fine, \
          and ping before initialize is never reported. tools/list between the initialize \
          response and notifications/initialized, and a second initialize, are only checked for \
-         the server surviving them (served or refused, both are fine). Not over HTTP (a request \
-         without a session id is http-status's) nor in 2026-07-28, which has no initialize. \
-         Fix: until initialize is answered, answer requests other than ping with an error \
-         such as -32600 \"server not initialized\".";
+         the server surviving them (served or refused: both fine). Not over HTTP (a request \
+         without a session id is http-status's) nor in 2026-07-28, which has no initialize (a \
+         server that speaks both eras is judged under 2025-11-25). Fix: until initialize is \
+         answered, answer requests other than ping with an error such as -32600 \"server not \
+         initialized\".";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
         "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
         "API failures and business logic errors are tool execution errors: they belong inside the \
