@@ -44,7 +44,9 @@ The report is written whatever happens. --report-json PATH is written on exit 2 
 attempted), and on SIGINT or SIGTERM at any point of the run (\"interrupted\": true, the
 findings so far) before the server's process tree is killed. Beside it,
 PATH-without-extension.findings.jsonl (report.json -> report.findings.jsonl) gets one JSON
-line per finding as it is found, so even SIGKILL loses nothing already found.
+line per finding as it is found, so even SIGKILL loses nothing already found. --junit,
+--sarif, --markdown and --html are written in the same cases, from the same report: a run
+that did not start is an error test case, an interrupted one fails if it found a violation.
 
 The summary ends with the seed and the exact command that reruns the run (`--seed N`). Numeric
 knobs can come from the environment (a flag wins): MCP_CHAOS_SEED, MCP_CHAOS_CASES,
@@ -300,7 +302,7 @@ struct DemoArgs {
     output: OutputArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 struct OutputArgs {
     /// Write the report as JSON to this file, whatever happens (exit 2, SIGINT, SIGTERM), and
     /// journal each finding as it is found beside it, in PATH-without-extension.findings.jsonl.
@@ -807,7 +809,7 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
         }
     };
     let live = run::live::LiveRun::new(config);
-    if let Err(e) = write_report_on_signal(&live, report_json, quiet) {
+    if let Err(e) = write_report_on_signal(&live, output) {
         eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
         return exit::INTERNAL;
     }
@@ -856,7 +858,6 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             eprintln!("mcp-chaos: writing the findings journal failed: {e}");
             return exit::INTERNAL;
         }
-        let completed = outcome.is_ok();
         let (report, code) = match outcome {
             Err(e) => {
                 eprintln!("mcp-chaos: {e}");
@@ -866,8 +867,8 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             Ok(report) => (report, exit::SUCCESS),
         };
         let code = finish_report(&report, report_json, quiet, code);
-        if completed
-            && code != exit::INTERNAL
+        // Whatever happened (exit 2 included), as --report-json.
+        if code != exit::INTERNAL
             && let Err(e) = write_file_reports(&report, output)
         {
             eprintln!("mcp-chaos: {e}");
@@ -929,15 +930,12 @@ fn finish_report(
 }
 
 /// On SIGINT or SIGTERM, at any point of the run and whatever its task is doing: writes the
-/// partial report (the findings so far, `"interrupted": true`), kills every server's process
+/// partial report (the findings so far, `"interrupted": true`) as JSON and as every file report
+/// asked for (`--junit`, `--sarif`, `--markdown`, `--html`), kills every server's process
 /// tree, and exits with 1 (a violation was found) or 2 (the run did not complete).
-fn write_report_on_signal(
-    live: &run::live::LiveRun,
-    report_json: Option<&std::path::Path>,
-    quiet: bool,
-) -> std::io::Result<()> {
+fn write_report_on_signal(live: &run::live::LiveRun, output: &OutputArgs) -> std::io::Result<()> {
     let live = live.clone();
-    let report_json = report_json.map(std::path::Path::to_owned);
+    let output = output.clone();
     crate::interrupt::on_signal(move |signal| {
         if !live.claim_end() {
             // The run had ended: its own report is being written.
@@ -945,12 +943,16 @@ fn write_report_on_signal(
         }
         eprintln!("\nmcp-chaos: {signal}: writing the report of the run so far");
         let report = live.interrupted(signal);
-        let code = finish_report(
+        let mut code = finish_report(
             &report,
-            report_json.as_deref(),
-            quiet,
+            output.report_json.as_deref(),
+            output.quiet,
             live.interrupted_exit_code(),
         );
+        if let Err(e) = write_file_reports(&report, &output) {
+            eprintln!("mcp-chaos: {e}");
+            code = exit::INTERNAL;
+        }
         crate::transport::process::kill_every_group();
         eprintln!("mcp-chaos: interrupted by {signal}; the server's process tree was killed");
         std::process::exit(code);

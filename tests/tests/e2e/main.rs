@@ -2,6 +2,7 @@
 //! each flaw planted), against servers that misbehave at start, and through its CLI surface.
 
 mod auth;
+mod browser;
 mod chaos;
 mod cli;
 mod faults;
