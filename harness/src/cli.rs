@@ -166,6 +166,12 @@ struct ReplayArgs {
     /// Start the server with this command instead of the one saved in the file.
     #[arg(long, value_name = "COMMAND")]
     stdio: Option<String>,
+    /// For an HTTP server: a header sent on every request (repeatable), as `run --header`
+    /// (${NAME} read from the environment). The file keeps the run's headers by name, with
+    /// their ${NAME} templates but never a value written literally: such a header must be
+    /// given again here. One given here replaces the saved one of its name.
+    #[arg(long = "header", value_name = "NAME: VALUE", conflicts_with = "stdio")]
+    headers: Vec<crate::auth::HeaderArg>,
     /// Deadline for each request, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
     timeout_ms: u64,
@@ -741,6 +747,11 @@ fn server_spec(args: &RunArgs) -> Result<ServerSpec, Box<dyn std::error::Error>>
                 .iter()
                 .map(|h| h.resolve(&|name| std::env::var(name).ok()))
                 .collect::<Result<_, String>>()?;
+            c.header_templates = args
+                .headers
+                .iter()
+                .map(|h| (h.name.clone(), h.template.clone()))
+                .collect();
             Ok(ServerSpec::Http(c))
         }
         (None, None) => Err(Box::new(crate::transport::StartError::BadCommand {
@@ -967,14 +978,37 @@ fn replay(args: &ReplayArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    let env = |name: &str| std::env::var(name).ok();
     let server = match args.stdio.as_deref().map(StdioConfig::from_command_line) {
-        None => None,
-        Some(Ok(c)) => Some(ServerSpec::Stdio(c)),
+        None => {
+            let given = match args
+                .headers
+                .iter()
+                .map(|h| h.resolve(&env))
+                .collect::<Result<Vec<_>, String>>()
+            {
+                Ok(given) => given,
+                Err(e) => {
+                    eprintln!("mcp-chaos: {e}");
+                    return exit::USAGE;
+                }
+            };
+            match file.server.spec_with(&env, &given) {
+                Ok(spec) => spec,
+                Err(e) => {
+                    eprintln!("mcp-chaos: {}: {e}", args.file.display());
+                    return exit::USAGE;
+                }
+            }
+        }
+        Some(Ok(c)) => ServerSpec::Stdio(c),
         Some(Err(e)) => {
             eprintln!("mcp-chaos: {e}");
             return exit::USAGE;
         }
     };
+    let secrets = server.redactions();
+    let redact = |s: &str| crate::oracle::leaks::redact(s, &secrets);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -996,9 +1030,9 @@ fn replay(args: &ReplayArgs) -> i32 {
         file.arguments
     );
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
-    match runtime.block_on(run::replay::replay(&file, server, timeout)) {
+    match runtime.block_on(run::replay::replay(&file, Some(server), timeout)) {
         Err(e) => {
-            eprintln!("mcp-chaos: {e}");
+            eprintln!("mcp-chaos: {}", redact(&e));
             exit::SERVER_START
         }
         Ok(outcome) if outcome.reproduced => {
@@ -1007,7 +1041,12 @@ fn replay(args: &ReplayArgs) -> i32 {
                 .iter()
                 .filter(|f| f.code == file.expect.code)
             {
-                println!("STILL FAILS: {} {}: {}", f.code, f.invariant, f.message);
+                println!(
+                    "STILL FAILS: {} {}: {}",
+                    f.code,
+                    f.invariant,
+                    redact(&f.message)
+                );
             }
             exit::VIOLATIONS
         }
@@ -1016,7 +1055,9 @@ fn replay(args: &ReplayArgs) -> i32 {
             for f in &outcome.findings {
                 println!(
                     "  (other finding: {} {}: {})",
-                    f.code, f.invariant, f.message
+                    f.code,
+                    f.invariant,
+                    redact(&f.message)
                 );
             }
             exit::SUCCESS

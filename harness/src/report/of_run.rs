@@ -98,10 +98,10 @@ pub fn suite(report: &Report) -> SuiteReport {
         ));
     }
     let error = || {
-        report
-            .error
-            .as_ref()
-            .map_or_else(|| "the run did not complete".to_owned(), |e| e.message.clone())
+        report.error.as_ref().map_or_else(
+            || "the run did not complete".to_owned(),
+            |e| e.message.clone(),
+        )
     };
     let status = match report.outcome {
         RunOutcome::NotStarted => ScenarioStatus::Error(error()),

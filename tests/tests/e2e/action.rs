@@ -142,7 +142,10 @@ fn action_yml_is_valid_metadata_for_a_composite_action() {
             );
         }
         assert!(input["description"].is_string(), "input {name}");
-        assert!(input["default"].is_string(), "input {name}: a string default");
+        assert!(
+            input["default"].is_string(),
+            "input {name}: a string default"
+        );
     }
     let outputs = action["outputs"].as_object().expect("outputs");
     for (name, output) in outputs {
@@ -160,11 +163,7 @@ fn action_yml_is_valid_metadata_for_a_composite_action() {
     let mut used_inputs: Vec<String> = Vec::new();
     let mut set_vars: Vec<String> = Vec::new();
     let mut check = |at: &str, text: &str, ids_before: &[&str], bare: bool| {
-        let exprs = if bare {
-            vec![text]
-        } else {
-            expressions(text)
-        };
+        let exprs = if bare { vec![text] } else { expressions(text) };
         for expr in exprs {
             for (context, name) in references(expr) {
                 match context {
@@ -302,9 +301,7 @@ impl ActionRun {
             return self.inputs[name].clone();
         }
         if let Some(rest) = expr.strip_prefix("steps.") {
-            let (id, name) = rest
-                .split_once(".outputs.")
-                .expect("steps.ID.outputs.NAME");
+            let (id, name) = rest.split_once(".outputs.").expect("steps.ID.outputs.NAME");
             return self
                 .outputs
                 .get(id)
@@ -347,9 +344,9 @@ impl ActionRun {
                 .workspace
                 .join(format!("output-{}", self.outputs.len()));
             std::fs::write(&output, "").expect("GITHUB_OUTPUT");
-            let dir = self.workspace.join(self.expand(
-                step["working-directory"].as_str().unwrap_or("."),
-            ));
+            let dir = self
+                .workspace
+                .join(self.expand(step["working-directory"].as_str().unwrap_or(".")));
             let mut cmd = Command::new("bash");
             cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c"])
                 .arg(self.expand(script))
@@ -425,7 +422,8 @@ fn assert_valid_sarif(sarif: &Value) {
 }
 
 /// Quick campaign settings for the fixture.
-const QUICK: &str = "--protocol-version 2025-11-25 --cases 4 --skip-chaos --skip-version-probe --timeout-ms 3000";
+const QUICK: &str =
+    "--protocol-version 2025-11-25 --cases 4 --skip-chaos --skip-version-probe --timeout-ms 3000";
 
 /// The action against the stdio fixture with a flaw: the reports are written (JUnit read back
 /// with a failure, SARIF valid with a result, the Markdown appended to the job summary, the
@@ -472,7 +470,10 @@ fn the_action_runs_against_the_fixture_and_writes_every_report() {
     let summary = std::fs::read_to_string(&run.summary).expect("the job summary");
     assert_eq!(summary, run.read("markdown"));
     assert!(summary.contains("FAILED"), "{summary}");
-    assert!(run.read("html").contains("<table id=\"tool-fault-matrix\">"));
+    assert!(
+        run.read("html")
+            .contains("<table id=\"tool-fault-matrix\">")
+    );
 
     let lenient = [inputs.as_slice(), &[("fail-on-findings", "false")]].concat();
     let run = ActionRun::new(dir.path(), &lenient, &[]).run();
@@ -534,7 +535,11 @@ fn the_cache_key_is_stable() {
             .env_remove("GITHUB_OUTPUT")
             .output()
             .expect("bash runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     };
     let first = key();
@@ -567,5 +572,9 @@ fn the_action_runs_scenario_files() {
     let both = [inputs.as_slice(), &[("stdio", "true")]].concat();
     let run = ActionRun::new(dir.path(), &both, &[]).run();
     assert_eq!(run.verdict, None, "{}", run.log);
-    assert!(run.log.contains("give scenario, or a server"), "{}", run.log);
+    assert!(
+        run.log.contains("give scenario, or a server"),
+        "{}",
+        run.log
+    );
 }

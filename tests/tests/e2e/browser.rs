@@ -96,7 +96,10 @@ pub fn render(test: &str, page: &Path) -> Option<Rendered> {
             "--net-log-capture-mode=Default",
         ])
         .arg(format!("--proxy-server=http://{closed}"))
-        .arg(format!("--user-data-dir={}", dir.path().join("profile").display()))
+        .arg(format!(
+            "--user-data-dir={}",
+            dir.path().join("profile").display()
+        ))
         .arg(format!("--log-net-log={}", net_log.display()))
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
@@ -199,5 +202,9 @@ fn the_network_log_sees_a_page_request() {
         ["http://127.0.0.1:9/control.png"],
         "{rendered:?}"
     );
-    assert!(rendered.dom.contains("<p id=\"p\">after</p>"), "{}", rendered.dom);
+    assert!(
+        rendered.dom.contains("<p id=\"p\">after</p>"),
+        "{}",
+        rendered.dom
+    );
 }

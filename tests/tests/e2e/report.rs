@@ -297,7 +297,13 @@ fn sigint_without_a_violation_exits_2_with_the_report() {
         .iter()
         .find(|c| c.status.is_error())
         .expect("an error test case");
-    assert!(format!("{:?}", error.status).contains("SIGINT"), "{error:?}");
+    assert!(
+        format!("{:?}", error.status).contains("SIGINT"),
+        "{error:?}"
+    );
     assert!(markdown.contains("ERROR"), "{markdown}");
-    assert!(html.contains("mcp-chaos: ERROR") && html.contains("SIGINT"), "{html}");
+    assert!(
+        html.contains("mcp-chaos: ERROR") && html.contains("SIGINT"),
+        "{html}"
+    );
 }

@@ -177,7 +177,10 @@ fn demo_writes_junit_sarif_markdown_and_html_from_one_model() {
         assert!(matrix.contains(" title=\""), "{matrix}");
         for href in matrix.split("href=\"#").skip(1) {
             let id = href.split('"').next().unwrap_or_default();
-            assert!(page.dom.contains(&format!(" id=\"{id}\"")), "#{id} leads nowhere");
+            assert!(
+                page.dom.contains(&format!(" id=\"{id}\"")),
+                "#{id} leads nowhere"
+            );
         }
     }
 }
@@ -318,8 +321,7 @@ fn a_run_that_cannot_start_writes_every_report_as_an_error() {
     assert_eq!(w.junit.failures, 0, "{:?}", w.junit);
     assert_valid_sarif(&w.sarif);
     assert_eq!(
-        w.sarif["runs"][0]["invocations"][0]["executionSuccessful"],
-        false,
+        w.sarif["runs"][0]["invocations"][0]["executionSuccessful"], false,
         "{:#}",
         w.sarif
     );
