@@ -16,6 +16,7 @@
 //!   is in no report.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -363,12 +364,13 @@ impl ActionRun {
             }
             let out = cmd.output().expect("bash runs");
             let code = out.status.code().unwrap_or(-1);
-            self.log.push_str(&format!(
+            let _ = write!(
+                self.log,
                 "== {} (exit {code})\n{}{}",
                 step["name"].as_str().unwrap_or("?"),
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
-            ));
+            );
             let written: BTreeMap<String, String> = std::fs::read_to_string(&output)
                 .expect("GITHUB_OUTPUT")
                 .lines()
