@@ -551,19 +551,36 @@ fn the_cache_key_is_stable() {
 
 /// With `scenario`, the action runs `mcp-chaos scenario` on the files given and writes the
 /// same reports (a flaw scenario whose expected finding is reported passes; a server input
-/// beside it is refused).
+/// beside it is refused). Without the `mcp-chaos` input, the key step runs and the install
+/// step takes the build the cache restored into `~/.mcp-chaos-action` (as on a cache hit; a
+/// miss runs `cargo install`, a release build too slow for this test).
 #[test]
-fn the_action_runs_scenario_files() {
+fn the_action_runs_scenario_files_with_the_cached_build() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let bin = mcp_chaos().display().to_string();
+    // HOME is the workspace in ActionRun: the cache's folder, as actions/cache restores it.
+    let cached = dir.path().join(".mcp-chaos-action/bin");
+    std::fs::create_dir_all(&cached).expect("a folder");
+    std::os::unix::fs::symlink(mcp_chaos(), cached.join("mcp-chaos")).expect("a symlink");
     let root = repo().display().to_string();
+    let reports = dir.path().join("reports");
     let inputs = [
-        ("mcp-chaos", bin.as_str()),
         ("scenario", "scenarios/fixture/flaws/echo-version.toml"),
         ("working-directory", root.as_str()),
-        ("report-dir", dir.path().to_str().expect("a UTF-8 path")),
+        ("report-dir", reports.to_str().expect("a UTF-8 path")),
     ];
     let run = ActionRun::new(dir.path(), &inputs, &[]).run();
+    assert!(
+        run.outputs["key"]["key"].starts_with("mcp-chaos-Linux-"),
+        "{}",
+        run.log
+    );
+    assert_eq!(
+        Path::new(&run.outputs["install"]["bin"]),
+        cached.join("mcp-chaos"),
+        "{}",
+        run.log
+    );
+    assert!(run.log.contains("cached build"), "{}", run.log);
     assert_eq!(run.out("exit-code"), "0", "{}", run.log);
     assert_eq!(run.verdict, Some(0), "{}", run.log);
     let junit = junit_parser::from_reader(std::io::Cursor::new(run.read("junit")))
@@ -574,9 +591,5 @@ fn the_action_runs_scenario_files() {
     let both = [inputs.as_slice(), &[("stdio", "true")]].concat();
     let run = ActionRun::new(dir.path(), &both, &[]).run();
     assert_eq!(run.verdict, None, "{}", run.log);
-    assert!(
-        run.log.contains("give scenario, or a server"),
-        "{}",
-        run.log
-    );
+    assert!(run.log.contains("give scenario, or a server"), "{}", run.log);
 }
