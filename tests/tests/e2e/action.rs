@@ -591,5 +591,9 @@ fn the_action_runs_scenario_files_with_the_cached_build() {
     let both = [inputs.as_slice(), &[("stdio", "true")]].concat();
     let run = ActionRun::new(dir.path(), &both, &[]).run();
     assert_eq!(run.verdict, None, "{}", run.log);
-    assert!(run.log.contains("give scenario, or a server"), "{}", run.log);
+    assert!(
+        run.log.contains("give scenario, or a server"),
+        "{}",
+        run.log
+    );
 }

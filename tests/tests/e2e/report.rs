@@ -253,7 +253,12 @@ fn sigterm_writes_the_partial_report_and_exits_1_after_a_violation() {
         Some(findings.len())
     );
     assert!(markdown.contains("FAILED"), "{markdown}");
+    assert!(
+        markdown.contains("**Interrupted** (SIGINT or SIGTERM)"),
+        "{markdown}"
+    );
     assert!(html.contains("mcp-chaos: FAILED"), "{html}");
+    assert!(html.contains("<strong>Interrupted</strong>"), "{html}");
     let deadline = Instant::now() + Duration::from_secs(5);
     while process_running(&marker) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
