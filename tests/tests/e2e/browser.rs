@@ -56,29 +56,44 @@ fn chromium() -> Option<PathBuf> {
 /// No Chromium while `MCP_CHAOS_REQUIRE_CHROMIUM=1`; Chromium failing, or taking longer than
 /// 90 s; a network log that is not JSON.
 pub fn render(test: &str, page: &Path) -> Option<Rendered> {
-    let Some(chromium) = chromium() else {
-        assert!(
-            std::env::var("MCP_CHAOS_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
-            "MCP_CHAOS_REQUIRE_CHROMIUM=1 but no Chromium found (install the Debian package \
-             chromium, or set MCP_CHAOS_CHROMIUM to the binary)"
-        );
-        eprintln!(
-            "\n*** SKIPPED {test}: no Chromium on PATH (apt-get install chromium, or set \
-             MCP_CHAOS_CHROMIUM); the HTML report was NOT loaded in a browser. .ci/run sets \
-             MCP_CHAOS_REQUIRE_CHROMIUM=1 so that CI cannot skip this. ***\n"
-        );
-        return None;
-    };
+    let chromium = find_or_skip(test)?;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let net_log = dir.path().join("net-log.json");
     let dom_path = dir.path().join("dom.html");
+    launch(
+        &chromium,
+        dir.path(),
+        page,
+        &[
+            format!("--log-net-log={}", net_log.display()),
+            "--dump-dom".to_owned(),
+        ],
+        Some(&dom_path),
+    );
     let stderr_path = dir.path().join("stderr");
+    let dom = std::fs::read_to_string(&dom_path).expect("the DOM");
+    let log: Value = serde_json::from_str(
+        &std::fs::read_to_string(&net_log)
+            .unwrap_or_else(|e| panic!("no network log: {e}\n{}", tail(&stderr_path))),
+    )
+    .expect("the network log is JSON");
+    Some(Rendered {
+        dom,
+        page_requests: page_requests(&log),
+    })
+}
+
+/// Runs headless Chromium on `page` with `args` (plus the flags that keep it offline and
+/// quiet), its stdout into `stdout` (else discarded), its profile and stderr (`stderr`) in
+/// `dir`; waits at most [`LOAD_DEADLINE`].
+fn launch(chromium: &Path, dir: &Path, page: &Path, args: &[String], stdout: Option<&Path>) {
+    let stderr_path = dir.join("stderr");
     // A port nothing listens on: the proxy of every HTTP(S) request, so none leaves the host.
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a loopback port");
     let page = std::fs::canonicalize(page).expect("the page exists");
-    let mut child = Command::new(&chromium)
+    let mut child = Command::new(chromium)
         .args([
             "--headless=new",
             // The tests may run as root (CI containers), where the sandbox cannot start.
@@ -96,15 +111,14 @@ pub fn render(test: &str, page: &Path) -> Option<Rendered> {
             "--net-log-capture-mode=Default",
         ])
         .arg(format!("--proxy-server=http://{closed}"))
-        .arg(format!(
-            "--user-data-dir={}",
-            dir.path().join("profile").display()
-        ))
-        .arg(format!("--log-net-log={}", net_log.display()))
-        .arg("--dump-dom")
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .args(args)
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&dom_path).expect("the DOM file"))
+        .stdout(match stdout {
+            Some(path) => Stdio::from(std::fs::File::create(path).expect("the stdout file")),
+            None => Stdio::null(),
+        })
         .stderr(std::fs::File::create(&stderr_path).expect("the stderr file"))
         .process_group(0)
         .spawn()
@@ -134,16 +148,49 @@ pub fn render(test: &str, page: &Path) -> Option<Rendered> {
         page.display(),
         tail(&stderr_path)
     );
-    let dom = std::fs::read_to_string(&dom_path).expect("the DOM");
-    let log: Value = serde_json::from_str(
-        &std::fs::read_to_string(&net_log)
-            .unwrap_or_else(|e| panic!("no network log: {e}\n{}", tail(&stderr_path))),
-    )
-    .expect("the network log is JSON");
-    Some(Rendered {
-        dom,
-        page_requests: page_requests(&log),
-    })
+}
+
+/// A screenshot of `page` as headless Chromium paints it in a 1280 × 1600 window: the PNG's
+/// bytes; `None` as for [`render`].
+pub fn screenshot(test: &str, page: &Path) -> Option<Vec<u8>> {
+    let chromium = find_or_skip(test)?;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let png = dir.path().join("page.png");
+    launch(
+        &chromium,
+        dir.path(),
+        page,
+        &[
+            "--window-size=1280,1600".to_owned(),
+            "--hide-scrollbars".to_owned(),
+            format!("--screenshot={}", png.display()),
+        ],
+        None,
+    );
+    let bytes = std::fs::read(&png).expect("a screenshot");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    Some(bytes)
+}
+
+/// The Chromium binary, or `None` after a loud SKIPPED line (see the module documentation).
+///
+/// # Panics
+/// No Chromium while `MCP_CHAOS_REQUIRE_CHROMIUM=1`.
+fn find_or_skip(test: &str) -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        assert!(
+            std::env::var("MCP_CHAOS_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
+            "MCP_CHAOS_REQUIRE_CHROMIUM=1 but no Chromium found (install the Debian package \
+             chromium, or set MCP_CHAOS_CHROMIUM to the binary)"
+        );
+        eprintln!(
+            "\n*** SKIPPED {test}: no Chromium on PATH (apt-get install chromium, or set \
+             MCP_CHAOS_CHROMIUM); the HTML report was NOT loaded in a browser. .ci/run sets \
+             MCP_CHAOS_REQUIRE_CHROMIUM=1 so that CI cannot skip this. ***\n"
+        );
+    }
+    found
 }
 
 /// The URLs of the requests started on behalf of a page in `log` (a Chromium net-log): the

@@ -3,8 +3,9 @@
 //! (a test case per tool and one for the server; the failures are exactly the test cases with
 //! violations), the SARIF validates against the OASIS SARIF 2.1.0 schema with one result per
 //! finding, the Markdown names the outcome and every finding's code, and the HTML page, loaded
-//! in headless Chromium (see `browser.rs`), renders the tool × fault matrix and every finding
-//! with zero network requests. A clean run writes a passing JUnit, an empty SARIF result list
+//! in headless Chromium (see `browser.rs`), has the tool × fault matrix and every finding in
+//! its DOM after load, paints (its screenshot is far from an empty page's) and makes zero
+//! network requests. A clean run writes a passing JUnit, an empty SARIF result list
 //! and a PASSED summary; a run whose server cannot start (exit 2) writes all four, as an
 //! error.
 
@@ -29,7 +30,7 @@ struct Written {
     markdown: String,
     html: String,
     html_path: PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn write_reports(args: &[&str]) -> Written {
@@ -64,7 +65,7 @@ fn write_reports(args: &[&str]) -> Written {
         markdown: read("summary.md"),
         html: read("out/report.html"),
         html_path: path("out/report.html"),
-        _dir: dir,
+        dir,
     }
 }
 
@@ -182,6 +183,21 @@ fn demo_writes_junit_sarif_markdown_and_html_from_one_model() {
                 "#{id} leads nowhere"
             );
         }
+    }
+    // Painted: the page's screenshot holds far more than an empty page's (about 9 KB of PNG
+    // against 150 KB for the demo's).
+    let blank = w.dir.path().join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").expect("a page");
+    if let (Some(report), Some(empty)) = (
+        crate::browser::screenshot("demo --html", &w.html_path),
+        crate::browser::screenshot("demo --html", &blank),
+    ) {
+        assert!(
+            report.len() > 4 * empty.len(),
+            "a screenshot of {} bytes, an empty page's {}",
+            report.len(),
+            empty.len()
+        );
     }
 }
 
