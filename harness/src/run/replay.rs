@@ -104,7 +104,7 @@ impl ServerFile {
     /// (e.g. `|n| std::env::var(n).ok()`), each of `given` (`--header` of `mcp-chaos replay`,
     /// expanded) replacing the saved one of its name (case-insensitive) or added. Errors: an
     /// unset variable (named), a header saved without its value and not given again (named,
-    /// with what to pass).
+    /// with what to pass), a header given for a stdio server.
     pub fn spec_with(
         &self,
         env: &dyn Fn(&str) -> Option<String>,
@@ -112,6 +112,11 @@ impl ServerFile {
     ) -> Result<ServerSpec, String> {
         let mut spec = self.spec();
         let ServerFile::Http { headers, .. } = self else {
+            if let Some((name, _)) = given.first() {
+                return Err(format!(
+                    "--header {name}: the replay file's server is a stdio server (headers go with HTTP)"
+                ));
+            }
             return Ok(spec);
         };
         let ServerSpec::Http(c) = &mut spec else {
