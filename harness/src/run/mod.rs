@@ -1063,6 +1063,7 @@ impl Campaign<'_> {
             ),
             tools: &self.tools,
             exact: &self.exact,
+            capabilities: self.negotiated.as_ref().map(|n| &n.capabilities),
         }
     }
 

@@ -330,6 +330,7 @@ pub async fn replay(
         version: negotiated.version,
         tools: &table,
         exact: &[],
+        capabilities: Some(&negotiated.capabilities),
     };
     let mut findings = oracle::judge(&ctx, &ex);
     findings.extend(oracle::liveness::check(&ctx, &ex, &ping, &stderr));
