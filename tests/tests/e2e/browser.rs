@@ -11,11 +11,12 @@
 //! not the reading of a blind log.
 //!
 //! Without a Chromium binary (`chromium`, `chromium-browser`, `google-chrome` on PATH, or
-//! `MCP_CHAOS_CHROMIUM`), [`render`] prints a SKIPPED line on stderr and returns `None`, so the
+//! `MCP_CHAOS_CHROMIUM`), [`render`] prints a SKIPPED line on stderr (uncaptured: it shows in a
+//! plain `cargo test`) and returns `None`, so the
 //! README's `cargo test --workspace` passes where no browser is installed; with
 //! `MCP_CHAOS_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs Chromium) it fails instead.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -184,7 +185,10 @@ fn find_or_skip(test: &str) -> Option<PathBuf> {
             "MCP_CHAOS_REQUIRE_CHROMIUM=1 but no Chromium found (install the Debian package \
              chromium, or set MCP_CHAOS_CHROMIUM to the binary)"
         );
-        eprintln!(
+        // Straight to the process's stderr, past the test harness's capture of eprintln!, so
+        // that the skip shows in a plain `cargo test` run.
+        let _ = writeln!(
+            std::io::stderr(),
             "\n*** SKIPPED {test}: no Chromium on PATH (apt-get install chromium, or set \
              MCP_CHAOS_CHROMIUM); the HTML report was NOT loaded in a browser. .ci/run sets \
              MCP_CHAOS_REQUIRE_CHROMIUM=1 so that CI cannot skip this. ***\n"
