@@ -1,20 +1,22 @@
 //! Loading an HTML report in headless Chromium (Debian's `chromium` package): what the browser
-//! made of the page (its DOM after load, `--dump-dom`) and every network request the page
-//! made, read from Chromium's own network log (`--log-net-log`), with the network cut off
-//! (every HTTP request goes to a closed loopback proxy port).
+//! made of the page (its DOM after load, `--dump-dom`), every network request the page made,
+//! read from Chromium's own network log (`--log-net-log`), and a screenshot of the page as
+//! painted (`--screenshot`); always with the network cut off (every HTTP request goes to a
+//! closed loopback proxy port).
 //!
 //! Chromium makes requests of its own (component updates, the time service, accounts) even
 //! with background networking disabled; they carry no page origin. A request the page made
 //! carries the page's: its network isolation key names `file://` and its initiator is the
-//! page's origin (`null` for a file) instead of `not an origin`. [`the_network_log_sees_a_page_request`]
-//! checks that a page that does fetch something is seen doing so, so that "zero requests" is
-//! not the reading of a blind log.
+//! page's origin (`null` for a file) instead of `not an origin`.
+//! [`the_network_log_sees_a_page_request`] checks that a page that does fetch something is
+//! seen doing so, so that "zero requests" is not the reading of a blind log.
 //!
 //! Without a Chromium binary (`chromium`, `chromium-browser`, `google-chrome` on PATH, or
-//! `MCP_CHAOS_CHROMIUM`), [`render`] prints a SKIPPED line on stderr (uncaptured: it shows in a
-//! plain `cargo test`) and returns `None`, so the
-//! README's `cargo test --workspace` passes where no browser is installed; with
-//! `MCP_CHAOS_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs Chromium) it fails instead.
+//! `MCP_CHAOS_CHROMIUM`), [`render`] and [`screenshot`] print a SKIPPED line on stderr
+//! (uncaptured: it shows in a plain `cargo test`) and return `None`, so the README's
+//! `cargo test --workspace` passes where no browser is installed; with
+//! `MCP_CHAOS_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs Chromium) they fail
+//! instead.
 
 use std::io::{Read as _, Write as _};
 use std::os::unix::process::CommandExt as _;
