@@ -1,7 +1,8 @@
 //! An HTTP server that requires a bearer token (the fixture with `FIXTURE_BEARER_TOKEN`):
 //! without `--header` the run is exit 2 naming the 401 and what the server asked for; with
 //! `--header "Authorization: Bearer ${TOKEN}"` the campaign runs; the token is in no report
-//! (JSON, JUnit, SARIF, Markdown), replay, recording or line printed.
+//! (JSON, JUnit, SARIF, Markdown, HTML), replay, recording or line printed; a replay file keeps
+//! the header's name and `${TOKEN}` template, and `mcp-chaos replay` sends it again.
 
 use std::path::Path;
 use std::process::Command;
@@ -148,6 +149,8 @@ fn with_the_header_the_campaign_runs_and_the_token_is_nowhere() {
             dir.path().join("results.sarif").to_str().expect("utf-8"),
             "--markdown",
             dir.path().join("summary.md").to_str().expect("utf-8"),
+            "--html",
+            dir.path().join("report.html").to_str().expect("utf-8"),
         ],
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -159,7 +162,7 @@ fn with_the_header_the_campaign_runs_and_the_token_is_nowhere() {
     );
     assert!(json["summary"]["tools"].as_u64().unwrap_or(0) > 0, "{json}");
     let written = files(dir.path());
-    for name in ["junit.xml", "results.sarif", "summary.md"] {
+    for name in ["junit.xml", "results.sarif", "summary.md", "report.html"] {
         assert!(written.iter().any(|(p, _)| p.ends_with(name)), "{name}");
     }
     for (what, text) in written
