@@ -1,0 +1,133 @@
+//! Upstream reach: which tools call the fake upstream, learned from every `tools/call` of
+//! every phase (the baseline call, each generated case, each call under a fault). A call
+//! reached the upstream when the fake upstream's (or the forward proxy's) journal gained an
+//! entry while it ran. A tool calls out if any of its calls did; the fault phases then call it
+//! with the smallest argument value that did (by serialized size, the first of equal size),
+//! since a tool that builds `base_url + path` may reach the upstream only for some arguments
+//! (`path = "/a"`, not `path = "a"`).
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One tool's reach, in the report's summary (`summary.upstream`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolReach {
+    /// The tool.
+    pub tool: String,
+    /// Whether any of its calls made an upstream request.
+    pub reached: bool,
+    /// `tools/call` requests of the tool made while the fake upstream listened (every phase).
+    pub calls_tried: u64,
+    /// How many of them made at least one upstream request.
+    pub calls_reached: u64,
+    /// The smallest arguments (by serialized size) of a call that reached the upstream: what
+    /// the fault phases call the tool with. Left out of the JSON when none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+}
+
+/// Every tool's reach, in the order the tools were first called.
+#[derive(Debug, Clone, Default)]
+pub struct ReachTable {
+    tools: Vec<ToolReach>,
+}
+
+impl ReachTable {
+    /// Notes a call of `tool` with `arguments` that made `requests` upstream requests.
+    pub fn note(&mut self, tool: &str, arguments: &Value, requests: usize) {
+        let i = match self.tools.iter().position(|t| t.tool == tool) {
+            Some(i) => i,
+            None => {
+                self.tools.push(ToolReach {
+                    tool: tool.to_owned(),
+                    reached: false,
+                    calls_tried: 0,
+                    calls_reached: 0,
+                    arguments: None,
+                });
+                self.tools.len() - 1
+            }
+        };
+        let t = &mut self.tools[i];
+        t.calls_tried += 1;
+        if requests == 0 {
+            return;
+        }
+        t.reached = true;
+        t.calls_reached += 1;
+        let smaller = t
+            .arguments
+            .as_ref()
+            .is_none_or(|best| size(arguments) < size(best));
+        if smaller {
+            t.arguments = Some(arguments.clone());
+        }
+    }
+
+    /// Whether `tool` reached the upstream in any call.
+    pub fn reached(&self, tool: &str) -> bool {
+        self.get(tool).is_some_and(|t| t.reached)
+    }
+
+    /// The smallest arguments of a call of `tool` that reached the upstream.
+    pub fn arguments(&self, tool: &str) -> Option<&Value> {
+        self.get(tool).and_then(|t| t.arguments.as_ref())
+    }
+
+    /// How many calls of `tool` were made.
+    pub fn tried(&self, tool: &str) -> u64 {
+        self.get(tool).map_or(0, |t| t.calls_tried)
+    }
+
+    /// The tools that reached the upstream, in the order first called.
+    pub fn reached_tools(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .filter(|t| t.reached)
+            .map(|t| t.tool.clone())
+            .collect()
+    }
+
+    /// Every tool's record.
+    pub fn tools(&self) -> &[ToolReach] {
+        &self.tools
+    }
+
+    fn get(&self, tool: &str) -> Option<&ToolReach> {
+        self.tools.iter().find(|t| t.tool == tool)
+    }
+}
+
+/// The serialized size of `v`, in bytes.
+fn size(v: &Value) -> usize {
+    v.to_string().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_tool_reaches_when_any_call_did_and_keeps_the_smallest_arguments() {
+        let mut t = ReachTable::default();
+        t.note("fetch", &json!({"path": "a"}), 0);
+        assert!(!t.reached("fetch"));
+        assert_eq!(t.tried("fetch"), 1);
+        t.note("fetch", &json!({"path": "/robots.txt"}), 2);
+        t.note("fetch", &json!({"path": "/v1/items/1"}), 2);
+        t.note("fetch", &json!({"path": "/a"}), 1);
+        t.note("fetch", &json!({"path": "/b"}), 1);
+        t.note("echo", &json!({"text": "a"}), 0);
+        assert!(t.reached("fetch"));
+        assert_eq!(t.arguments("fetch"), Some(&json!({"path": "/a"})));
+        assert_eq!(t.reached_tools(), ["fetch"]);
+        let fetch = &t.tools()[0];
+        assert_eq!((fetch.calls_tried, fetch.calls_reached), (5, 4));
+        assert_eq!(
+            serde_json::to_value(&t.tools()[1]).expect("serializable"),
+            json!({"tool": "echo", "reached": false, "calls_tried": 1, "calls_reached": 0})
+        );
+    }
+}
