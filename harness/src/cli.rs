@@ -427,6 +427,15 @@ struct CommonArgs {
     #[arg(long, value_name = "N", default_value_t = 64, env = "MCP_CHAOS_CASES")]
     cases: usize,
 
+    /// With a fake upstream: drawn cases per tool that reached it in the fault property
+    /// phase, after the one-per-profile sweep. Each case calls the tool with arguments that
+    /// reached the upstream under a fault and a scope drawn together (every request, the
+    /// first only, the n-th, one request path failing while the others answer 200, a seeded
+    /// probability); the first failing case of a tool is shrunk over both the arguments and
+    /// the fault. 0 skips the phase. See `mcp-chaos explain fault-properties`.
+    #[arg(long, value_name = "N", default_value_t = crate::run::fault_cases_default())]
+    fault_cases: usize,
+
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
     /// and progress notifications do not extend a call's deadline past it (each call still
     /// gets --timeout-ms). A tool's generated phase thus ends within this budget plus one
@@ -757,6 +766,7 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.transport_chaos = !args.skip_chaos;
     config.generated = !args.skip_generated;
     config.cases = args.cases;
+    config.fault_cases = args.fault_cases;
     config.tool_budget = Duration::from_millis(args.tool_budget_ms);
     config.generated_budget = Duration::from_millis(args.generated_budget_ms);
     config.replays.clone_from(&args.replays);
@@ -985,13 +995,17 @@ fn replay(args: &ReplayArgs) -> i32 {
         }
     };
     println!(
-        "replaying {} {} on {} (protocol {}): tools/call {} {}",
+        "replaying {} {} on {} (protocol {}): tools/call {} {}{}",
         file.expect.code,
         file.expect.invariant,
         file.server.spec().describe(),
         file.protocol_version,
         file.tool,
-        file.arguments
+        file.arguments,
+        file.upstream
+            .as_ref()
+            .map(|u| format!(" under the upstream fault {}", u.fault))
+            .unwrap_or_default()
     );
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
     match runtime.block_on(run::replay::replay(&file, server, timeout)) {

@@ -101,6 +101,12 @@ impl Progress {
                     "{tool}: calling it under {faults} upstream fault profiles"
                 ));
             }
+            Event::FaultProperties { tool, cases } => {
+                self.bar.inc_length(*cases as u64);
+                self.line(&format!(
+                    "{tool}: up to {cases} fault property cases (arguments, fault and scope drawn together)"
+                ));
+            }
             Event::ToolGenerated { phase } => match &phase.skipped {
                 Some(why) => self.line(&format!("{}: not generated for ({why})", phase.tool)),
                 None => self.line(&format!(

@@ -590,7 +590,7 @@ impl Iterator for HostileVariants<'_> {
     }
 }
 
-fn dead_exchange(probe: Probe) -> Exchange {
+pub(super) fn dead_exchange(probe: Probe) -> Exchange {
     Exchange {
         probe,
         sent: Vec::new(),

@@ -6,6 +6,7 @@
 pub mod args;
 mod chaos;
 pub mod driver;
+mod fault_props;
 pub mod faults;
 pub mod generated;
 pub mod live;
@@ -34,6 +35,11 @@ pub const BOGUS_VERSION: &str = "1999-01-01";
 pub const UNKNOWN_TOOL: &str = "mcp_chaos_no_such_tool";
 /// The method used for the unknown-method probe.
 pub const UNKNOWN_METHOD: &str = "mcp-chaos/no-such-method";
+
+/// The default of `--fault-cases` ([`fault_props::FAULT_CASES`]).
+pub const fn fault_cases_default() -> usize {
+    fault_props::FAULT_CASES
+}
 
 /// How to reach the server under test.
 #[derive(Debug, Clone)]
@@ -151,6 +157,10 @@ pub struct RunConfig {
     pub url: String,
     /// Upstream fault injection; inactive by default.
     pub faults: faults::FaultPlan,
+    /// Drawn (arguments, fault, scope) cases per tool that reached the upstream, in the fault
+    /// property phase after the one-per-profile sweep (0: no property phase); see
+    /// [`fault_props`].
+    pub fault_cases: usize,
     /// Secrets handed to the server in its environment (`NAME`, `VALUE`): the value must never
     /// appear in anything the server returns.
     pub secrets: Vec<(String, String)>,
@@ -187,6 +197,7 @@ impl RunConfig {
                 url_args: false,
                 faults: mcp_chaos_faults::Fault::catalog(),
             },
+            fault_cases: fault_props::FAULT_CASES,
             secrets: Vec::new(),
             seed: 0,
             selection: select::ToolSelection::default(),
@@ -250,6 +261,14 @@ pub enum Event<'a> {
         /// How many calls of the tool were made before, in every phase (those that tried to
         /// reach the upstream, when skipped).
         tried: u64,
+    },
+    /// The fault property phase starts for a tool that reached the upstream: up to `cases`
+    /// drawn (arguments, fault, scope) cases.
+    FaultProperties {
+        /// The tool.
+        tool: &'a str,
+        /// How many cases are drawn at most.
+        cases: usize,
     },
     /// The generated phase of one tool ended (all its cases ran, or its time budget ran out,
     /// or a call missed its deadline); the same record goes into [`Summary::generated`].
@@ -1070,7 +1089,11 @@ impl Campaign<'_> {
         arguments: &Value,
         entries: &[mcp_chaos_faults::JournalEntry],
     ) {
-        self.reach.note(tool, arguments, entries.len());
+        let paths: Vec<&str> = entries
+            .iter()
+            .map(mcp_chaos_faults::JournalEntry::path)
+            .collect();
+        self.reach.note(tool, arguments, &paths);
     }
 
     /// Whether `tool` was already called with exactly these `arguments` in this campaign.
@@ -1137,6 +1160,9 @@ impl Campaign<'_> {
                 .map(mcp_chaos_faults::ScopedFault::every)
                 .collect();
             self.fault_phase(&tools, &faults).await;
+            let profiles = config.faults.faults.clone();
+            self.fault_property_phase(&tools, &profiles, config.fault_cases)
+                .await;
         }
         if config.transport_chaos && !self.gave_up {
             let (call, slow) = if config.tool_calls {

@@ -24,7 +24,18 @@ pub struct ToolReach {
     /// the fault phases call the tool with. Left out of the JSON when none did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
+    /// The upstream request paths (without the query) its calls made, in the order first
+    /// seen, at most [`KEPT`]; the fault properties scope faults to them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// The smallest distinct arguments that reached the upstream, smallest first, at most
+    /// [`KEPT`] (what the fault properties draw from).
+    #[serde(skip)]
+    pub reaching: Vec<Value>,
 }
+
+/// How many reaching argument values and request paths are kept per tool.
+pub const KEPT: usize = 8;
 
 /// Every tool's reach, in the order the tools were first called.
 #[derive(Debug, Clone, Default)]
@@ -33,8 +44,9 @@ pub struct ReachTable {
 }
 
 impl ReachTable {
-    /// Notes a call of `tool` with `arguments` that made `requests` upstream requests.
-    pub fn note(&mut self, tool: &str, arguments: &Value, requests: usize) {
+    /// Notes a call of `tool` with `arguments` that made upstream requests to `paths` (one
+    /// per request; none: it did not reach the upstream).
+    pub fn note(&mut self, tool: &str, arguments: &Value, paths: &[&str]) {
         let i = match self.tools.iter().position(|t| t.tool == tool) {
             Some(i) => i,
             None => {
@@ -44,24 +56,43 @@ impl ReachTable {
                     calls_tried: 0,
                     calls_reached: 0,
                     arguments: None,
+                    paths: Vec::new(),
+                    reaching: Vec::new(),
                 });
                 self.tools.len() - 1
             }
         };
         let t = &mut self.tools[i];
         t.calls_tried += 1;
-        if requests == 0 {
+        if paths.is_empty() {
             return;
         }
         t.reached = true;
         t.calls_reached += 1;
-        let smaller = t
-            .arguments
-            .as_ref()
-            .is_none_or(|best| size(arguments) < size(best));
-        if smaller {
-            t.arguments = Some(arguments.clone());
+        for path in paths {
+            if t.paths.len() < KEPT && !t.paths.iter().any(|p| p == path) {
+                t.paths.push((*path).to_owned());
+            }
         }
+        if !t.reaching.contains(arguments) {
+            let n = size(arguments);
+            let at = t.reaching.partition_point(|v| size(v) <= n);
+            if at < KEPT {
+                t.reaching.insert(at, arguments.clone());
+                t.reaching.truncate(KEPT);
+            }
+        }
+        t.arguments = t.reaching.first().cloned();
+    }
+
+    /// The smallest distinct arguments of `tool` that reached the upstream, smallest first.
+    pub fn reaching(&self, tool: &str) -> &[Value] {
+        self.get(tool).map_or(&[], |t| &t.reaching)
+    }
+
+    /// The upstream request paths `tool`'s calls made.
+    pub fn paths(&self, tool: &str) -> &[String] {
+        self.get(tool).map_or(&[], |t| &t.paths)
     }
 
     /// Whether `tool` reached the upstream in any call.
@@ -112,19 +143,38 @@ mod tests {
     #[test]
     fn a_tool_reaches_when_any_call_did_and_keeps_the_smallest_arguments() {
         let mut t = ReachTable::default();
-        t.note("fetch", &json!({"path": "a"}), 0);
+        t.note("fetch", &json!({"path": "a"}), &[]);
         assert!(!t.reached("fetch"));
         assert_eq!(t.tried("fetch"), 1);
-        t.note("fetch", &json!({"path": "/robots.txt"}), 2);
-        t.note("fetch", &json!({"path": "/v1/items/1"}), 2);
-        t.note("fetch", &json!({"path": "/a"}), 1);
-        t.note("fetch", &json!({"path": "/b"}), 1);
-        t.note("echo", &json!({"text": "a"}), 0);
+        t.note(
+            "fetch",
+            &json!({"path": "/robots.txt"}),
+            &["/robots.txt", "/robots.txt"],
+        );
+        t.note(
+            "fetch",
+            &json!({"path": "/v1/items/1"}),
+            &["/robots.txt", "/v1/items/1"],
+        );
+        t.note("fetch", &json!({"path": "/a"}), &["/a"]);
+        t.note("fetch", &json!({"path": "/b"}), &["/b"]);
+        t.note("fetch", &json!({"path": "/a"}), &["/a"]);
+        t.note("echo", &json!({"text": "a"}), &[]);
         assert!(t.reached("fetch"));
         assert_eq!(t.arguments("fetch"), Some(&json!({"path": "/a"})));
+        assert_eq!(
+            t.reaching("fetch"),
+            [
+                json!({"path": "/a"}),
+                json!({"path": "/b"}),
+                json!({"path": "/robots.txt"}),
+                json!({"path": "/v1/items/1"})
+            ]
+        );
+        assert_eq!(t.paths("fetch"), ["/robots.txt", "/v1/items/1", "/a", "/b"]);
         assert_eq!(t.reached_tools(), ["fetch"]);
         let fetch = &t.tools()[0];
-        assert_eq!((fetch.calls_tried, fetch.calls_reached), (5, 4));
+        assert_eq!((fetch.calls_tried, fetch.calls_reached), (6, 5));
         assert_eq!(
             serde_json::to_value(&t.tools()[1]).expect("serializable"),
             json!({"tool": "echo", "reached": false, "calls_tried": 1, "calls_reached": 0})

@@ -5,8 +5,9 @@
 
 use mcp_chaos_tests::{fixture_command, run_chaos};
 
-/// The arguments of a fault campaign against the fixture (protocol probes skipped: the
-/// protocol invariants have their own tests).
+/// The arguments of a fault campaign against the fixture: the one-per-profile sweep only
+/// (protocol probes skipped: the protocol invariants have their own tests; the fault
+/// properties, `--fault-cases`, too: [`reach_fault_properties_find_the_first_failure_flaw`]).
 fn fault_run(flaws: &[&str], extra: &[&str]) -> mcp_chaos_tests::ChaosRun {
     let command = fixture_command(flaws);
     let mut args = vec![
@@ -23,6 +24,8 @@ fn fault_run(flaws: &[&str], extra: &[&str]) -> mcp_chaos_tests::ChaosRun {
         "--skip-version-probe",
         "--skip-chaos",
         "--skip-generated",
+        "--fault-cases",
+        "0",
         "--protocol-version",
         "2025-11-25",
         "--seed",
@@ -296,4 +299,77 @@ fn reach_correct_fixture_with_the_page_tool_is_clean() {
         serde_json::json!({"path": "a"}),
         "{page}"
     );
+}
+
+/// `first-upstream-failure-mishandled`: the sweep (every request) misses it; the fault
+/// properties draw a fault on the first request (robots.txt) only, find the empty success, and
+/// shrink it to the smallest reaching arguments, the simplest failing fault and the simplest
+/// scope (the first request only). The replay file carries that combination, and
+/// `mcp-chaos replay` reproduces it against a fresh fake upstream.
+#[test]
+fn reach_fault_properties_find_the_first_failure_flaw() {
+    let replays = tempfile::tempdir().expect("a temporary directory");
+    let dir = replays.path().to_str().expect("utf-8");
+    let run = reach_run(&["first-upstream-failure-mishandled"], &["--replays", dir]);
+    assert_eq!(
+        run.invariants(),
+        vec!["error-masked-as-success".to_owned()],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let findings = run.findings();
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(f["tool"], "fetch_page");
+    assert_eq!(f["fault"]["scope"], "the first request only", "{f:#}");
+    assert_eq!(
+        f["fault"]["upstream_requests"][0]["target"], "/robots.txt",
+        "{f:#}"
+    );
+    assert!(
+        f["request"]
+            .as_str()
+            .is_some_and(|r| r.contains(r#""arguments":{"path":"a"}"#)),
+        "not shrunk to the smallest reaching arguments: {f:#}"
+    );
+    let message = f["message"].as_str().unwrap_or("");
+    assert!(message.contains("a fault property: shrunk in"), "{message}");
+    let replay = f["replay"].as_str().expect("a replay file");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(replay).expect("readable")).expect("JSON");
+    assert_eq!(file["upstream"]["fault"]["only"], "first", "{file:#}");
+    assert_eq!(
+        file["upstream"]["upstream_env"][0], "UPSTREAM_URL",
+        "{file:#}"
+    );
+    let again = run_chaos(&["replay", replay]);
+    assert_eq!(again.code, 1, "{}{}", again.stdout, again.stderr);
+    assert!(
+        again.stdout.contains("STILL FAILS: MC202"),
+        "{}",
+        again.stdout
+    );
+}
+
+/// The forecast tool's `empty-success-on-lookup-failure`, out of reach of the sweep, is found
+/// by the fault properties too, shrunk to a fault on the first request only.
+#[test]
+fn reach_fault_properties_find_the_lookup_flaw() {
+    let run = reach_run(
+        &["empty-success-on-lookup-failure"],
+        &["--skip-probes", "--skip-chaos", "--skip-version-probe"],
+    );
+    assert_eq!(
+        run.invariants(),
+        vec!["error-masked-as-success".to_owned()],
+        "{}",
+        run.stdout
+    );
+    let scopes: Vec<String> = run
+        .findings()
+        .iter()
+        .map(|f| f["fault"]["scope"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(scopes, ["the first request only"], "{}", run.stdout);
 }
