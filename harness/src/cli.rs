@@ -433,7 +433,7 @@ struct CommonArgs {
     /// first only, the n-th, one request path failing while the others answer 200, a seeded
     /// probability); the first failing case of a tool is shrunk over both the arguments and
     /// the fault. 0 skips the phase. See `mcp-chaos explain fault-properties`.
-    #[arg(long, value_name = "N", default_value_t = crate::run::fault_cases_default())]
+    #[arg(long, value_name = "N", default_value_t = crate::run::fault_props::FAULT_CASES)]
     fault_cases: usize,
 
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
@@ -1403,13 +1403,27 @@ fn write_suite_report_on_signal(
     })
 }
 
+/// Topics `mcp-chaos explain` describes besides the invariants: (name, text).
+const EXPLAIN_TOPICS: &[(&str, &str)] = &[
+    ("upstream", run::reach::EXPLAIN),
+    ("fault-properties", run::fault_props::EXPLAIN),
+];
+
 fn explain(code: Option<&str>) -> i32 {
+    if let Some((name, text)) = code.and_then(|c| EXPLAIN_TOPICS.iter().find(|(n, _)| *n == c)) {
+        println!("{name}\n\n{}", textwrap(text, 90));
+        return exit::SUCCESS;
+    }
     match code {
         None => {
             for inv in finding::CATALOG {
                 println!("{}  {:<34} {}", inv.code, inv.name, inv.summary);
             }
-            println!("\nRun `mcp-chaos explain CODE` for details.");
+            let topics: Vec<&str> = EXPLAIN_TOPICS.iter().map(|(n, _)| *n).collect();
+            println!(
+                "\nRun `mcp-chaos explain CODE` for details, or `mcp-chaos explain TOPIC` for {}.",
+                topics.join(", ")
+            );
             exit::SUCCESS
         }
         Some(code) => match finding::lookup(code) {

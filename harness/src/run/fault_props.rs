@@ -33,6 +33,26 @@ use crate::finding::{Finding, Severity};
 use crate::oracle;
 use crate::session::{Exchange, Outcome, Probe};
 
+/// `mcp-chaos explain fault-properties`: what the fault property phase does.
+pub const EXPLAIN: &str = "Fault properties (with a fake upstream; --fault-cases N, default \
+16, 0 skips them). After the one-per-profile sweep, which calls each tool that reached the \
+upstream once per fault profile with every upstream request failing, a property phase draws \
+for each such tool (arguments, fault, scope) together from the run's seed: arguments among \
+the smallest that reached the upstream, a fault among the healthy upstream and --faults, and \
+a scope: every request, the first only, the n-th (n <= 3), one request path the tool's calls \
+made failing while the others answer 200, or each request with probability 0.5 (seeded). A \
+tool that fetches robots.txt or metadata first and mishandles only that request's failure is \
+reached this way; the sweep misses it. A case fails on an invariant not yet reported for the \
+tool. Its first failing case is shrunk, each step a real call: the arguments toward the \
+smallest that reached, then the fault toward the simplest that still fails (healthy, 404 ... \
+429, 5xx, delays and hangs, connection and body faults), then the scope toward every request \
+(every < first < n-th < a path < a probability). The finding says what it shrank to, e.g. \
+\"under unavailable on the first request only\", and which request got what; with --replays \
+DIR its replay file carries the combination, and mcp-chaos replay FILE serves it again from a \
+fresh fake upstream. Each tool's cases stop at --tool-budget-ms. Scenario files scope a fault \
+the same way: fault = { fault = \"unavailable\", path = \"/robots.txt\" }, only = \"first\", \
+nth = 2, probability = 0.3 (scenarios/README.md).";
+
 /// Default number of drawn cases per tool that reached the upstream (`--fault-cases`).
 pub const FAULT_CASES: usize = 16;
 /// Most calls spent shrinking one failing case.

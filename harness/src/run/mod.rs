@@ -6,7 +6,7 @@
 pub mod args;
 mod chaos;
 pub mod driver;
-mod fault_props;
+pub mod fault_props;
 pub mod faults;
 pub mod generated;
 pub mod live;
@@ -35,11 +35,6 @@ pub const BOGUS_VERSION: &str = "1999-01-01";
 pub const UNKNOWN_TOOL: &str = "mcp_chaos_no_such_tool";
 /// The method used for the unknown-method probe.
 pub const UNKNOWN_METHOD: &str = "mcp-chaos/no-such-method";
-
-/// The default of `--fault-cases` ([`fault_props::FAULT_CASES`]).
-pub const fn fault_cases_default() -> usize {
-    fault_props::FAULT_CASES
-}
 
 /// How to reach the server under test.
 #[derive(Debug, Clone)]

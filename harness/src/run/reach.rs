@@ -7,6 +7,23 @@
 //! (`path = "/a"`, not `path = "a"`).
 
 use serde::Serialize;
+
+/// `mcp-chaos explain upstream`: how upstream discovery works.
+pub const EXPLAIN: &str = "Upstream discovery (with --upstream-env, --url-args or --proxy). \
+mcp-chaos reads the fake upstream's journal (and the forward proxy's) around every tools/call \
+of every phase: the baseline call, each generated case, each call under a fault. A tool calls \
+out if any of its calls made an upstream request; the fault phases then call it with the \
+smallest arguments (serialized) that did. A tool that builds base_url + path reaches its \
+upstream only for some arguments (path = \"a\" gives http://127.0.0.1:PORTa, no request), so \
+a string property named or described like a path or route (path, route, url_path, *_path, \
+\"Path of the page\") also gets path-shaped values (/, /a, /robots.txt, /v1/items/1) among \
+its generated cases; its simple example stays a plain string. The report says per tool \
+whether it was reached, how many calls tried, how many reached, the smallest reaching \
+arguments and the request paths seen (summary.upstream in --report-json; the upstream line \
+of the terminal summary). A tool that no call reached gets no faults: the terminal says \
+\"none of its N calls reached the upstream\". If a tool you know calls out is not reached, \
+check how the server finds its upstream (an environment variable: --upstream-env NAME; a \
+URL argument: --url-args; an HTTP proxy: --proxy) and which arguments make it call out.";
 use serde_json::Value;
 
 /// One tool's reach, in the report's summary (`summary.upstream`).
