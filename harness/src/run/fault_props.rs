@@ -10,7 +10,8 @@
 //!   calls made (that path fails, the others answer 200).
 //!
 //! Draws come from the run's seed and the tool's name, so `--seed` replays them. A draw the
-//! sweep already made (the smallest arguments under a fault on every request) is skipped. A
+//! sweep already made (the smallest arguments under a fault on every request), a healthy
+//! upstream and a repeated draw are skipped (a skipped draw still counts as a case). A
 //! case *fails* when it yields a finding of an invariant not yet reported for the tool. The
 //! first failing case of a tool is shrunk, each step a real call: the arguments toward the
 //! smallest that reached the upstream, then the fault toward the simplest still failing
@@ -124,7 +125,9 @@ impl Campaign<'_> {
             let i = runner.rng().random_range(0..arguments.len());
             let scoped = tree.current();
             let swept = i == 0 && scoped.scope().is_every_request();
-            if swept || scoped == ScopedFault::healthy() || !tried.insert((i, scoped.to_string())) {
+            // A healthy upstream on some requests is a healthy upstream.
+            let healthy = *scoped.fault() == Fault::ok_default();
+            if swept || healthy || !tried.insert((i, scoped.to_string())) {
                 continue;
             }
             let case = self.fault_case(tool, &arguments[i], &scoped).await;

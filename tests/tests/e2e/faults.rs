@@ -373,3 +373,21 @@ fn reach_fault_properties_find_the_lookup_flaw() {
         .collect();
     assert_eq!(scopes, ["the first request only"], "{}", run.stdout);
 }
+
+/// `mcp-chaos explain` describes upstream discovery and the fault properties as topics.
+#[test]
+fn reach_explain_describes_upstream_discovery_and_fault_properties() {
+    let list = run_chaos(&["explain"]);
+    assert!(
+        list.stdout.contains("upstream, fault-properties"),
+        "{}",
+        list.stdout
+    );
+    let upstream = run_chaos(&["explain", "upstream"]);
+    assert_eq!(upstream.code, 0);
+    assert!(upstream.stdout.contains("path-shaped values"), "{}", upstream.stdout);
+    let props = run_chaos(&["explain", "fault-properties"]);
+    assert_eq!(props.code, 0);
+    assert!(props.stdout.contains("the first only"), "{}", props.stdout);
+    assert!(props.stdout.contains("--fault-cases"), "{}", props.stdout);
+}
