@@ -1105,6 +1105,7 @@ impl Campaign<'_> {
             ),
             tools: &self.tools,
             exact: &self.exact,
+            capabilities: self.negotiated.as_ref().map(|n| &n.capabilities),
         }
     }
 

@@ -387,6 +387,7 @@ async fn replay_on(
         version: negotiated.version,
         tools: &table,
         exact: &exact,
+        capabilities: Some(&negotiated.capabilities),
     };
     let mut findings = oracle::judge(&ctx, &ex);
     findings.extend(oracle::liveness::check(&ctx, &ex, &ping, &stderr));

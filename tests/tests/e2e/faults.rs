@@ -385,7 +385,11 @@ fn reach_explain_describes_upstream_discovery_and_fault_properties() {
     );
     let upstream = run_chaos(&["explain", "upstream"]);
     assert_eq!(upstream.code, 0);
-    assert!(upstream.stdout.contains("path-shaped values"), "{}", upstream.stdout);
+    assert!(
+        upstream.stdout.contains("path-shaped values"),
+        "{}",
+        upstream.stdout
+    );
     let props = run_chaos(&["explain", "fault-properties"]);
     assert_eq!(props.code, 0);
     assert!(props.stdout.contains("the first only"), "{}", props.stdout);
