@@ -19,18 +19,20 @@
 //! ([`mcp_chaos_faults::Scope::shrink_rank`]); the finding carries the minimal combination,
 //! and with `--replays DIR` a replay file that holds it (arguments, scoped fault, how the
 //! server reached the upstream). The tool's property then stops, as a property test stops at
-//! its first counterexample. Each tool's cases stop at `--tool-budget-ms`.
+//! its first counterexample. Each tool's cases stop after [`TOOL_TIME`] (or
+//! `--tool-budget-ms`, if smaller), and a tool whose deadline the sweep already saw exceeded
+//! under a hang draws no hang (each would cost a whole deadline to find the same).
 
 use std::time::{Duration, Instant};
 
-use mcp_chaos_faults::{Fault, ScopedFault, strategy};
+use mcp_chaos_faults::{Fault, FaultKind, ScopedFault, strategy};
 use proptest::prelude::RngExt as _;
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
 
 use super::{Campaign, Event};
-use crate::finding::{Finding, Severity};
+use crate::finding::{DEADLINE_EXCEEDED, Finding, Severity};
 use crate::oracle;
 use crate::session::{Exchange, Outcome, Probe};
 
@@ -50,12 +52,16 @@ smallest that reached, then the fault toward the simplest that still fails (heal
 (every < first < n-th < a path < a probability). The finding says what it shrank to, e.g. \
 \"under unavailable on the first request only\", and which request got what; with --replays \
 DIR its replay file carries the combination, and mcp-chaos replay FILE serves it again from a \
-fresh fake upstream. Each tool's cases stop at --tool-budget-ms. Scenario files scope a fault \
+fresh fake upstream. Each tool's cases stop after 10 s (or --tool-budget-ms if smaller); a tool \
+whose deadline the sweep saw exceeded under a hang draws no hang. Scenario files scope a fault \
 the same way: fault = { fault = \"unavailable\", path = \"/robots.txt\" }, only = \"first\", \
 nth = 2, probability = 0.3 (scenarios/README.md).";
 
 /// Default number of drawn cases per tool that reached the upstream (`--fault-cases`).
 pub const FAULT_CASES: usize = 16;
+/// Most time one tool's drawn cases take (less with a smaller `--tool-budget-ms`); a case
+/// started before it runs to its end, and shrinking has its own bound.
+pub const TOOL_TIME: Duration = Duration::from_secs(10);
 /// Most calls spent shrinking one failing case.
 pub const SHRINK_CALLS: usize = 40;
 /// Most time spent shrinking one failing case.
@@ -101,8 +107,19 @@ impl Campaign<'_> {
         if arguments.is_empty() {
             return;
         }
+        // A hang costs a whole deadline per case; once the sweep found the tool blows its
+        // deadline under one, a hang can only find that again.
+        let deadline_known = self
+            .findings
+            .iter()
+            .any(|f| f.code == DEADLINE_EXCEEDED.code && f.tool.as_deref() == Some(tool));
         let mut all = vec![Fault::ok_default()];
-        all.extend(profiles.iter().cloned());
+        all.extend(
+            profiles
+                .iter()
+                .filter(|f| !(deadline_known && f.kind() == FaultKind::Hang))
+                .cloned(),
+        );
         let strategy = strategy::faults_for(&all).paths(self.reach.paths(tool).to_vec());
         let mut seed = super::generated::tool_seed(self.config.seed, tool);
         // Not the generated phase's stream for the same tool.
@@ -113,7 +130,7 @@ impl Campaign<'_> {
         );
         (self.on_event)(&Event::FaultProperties { tool, cases });
         let started = Instant::now();
-        let budget = self.config.tool_budget;
+        let budget = self.config.tool_budget.min(TOOL_TIME);
         let mut tried = std::collections::HashSet::new();
         for _ in 0..cases {
             if self.gave_up || started.elapsed() >= budget {
