@@ -436,6 +436,15 @@ struct CommonArgs {
     #[arg(long, value_name = "N", default_value_t = 64, env = "MCP_CHAOS_CASES")]
     cases: usize,
 
+    /// With a fake upstream: drawn cases per tool that reached it in the fault property
+    /// phase, after the one-per-profile sweep. Each case calls the tool with arguments that
+    /// reached the upstream under a fault and a scope drawn together (every request, the
+    /// first only, the n-th, one request path failing while the others answer 200, a seeded
+    /// probability); the first failing case of a tool is shrunk over both the arguments and
+    /// the fault. 0 skips the phase. See `mcp-chaos explain fault-properties`.
+    #[arg(long, value_name = "N", default_value_t = crate::run::fault_props::FAULT_CASES)]
+    fault_cases: usize,
+
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
     /// and progress notifications do not extend a call's deadline past it (each call still
     /// gets --timeout-ms). A tool's generated phase thus ends within this budget plus one
@@ -771,6 +780,7 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.transport_chaos = !args.skip_chaos;
     config.generated = !args.skip_generated;
     config.cases = args.cases;
+    config.fault_cases = args.fault_cases;
     config.tool_budget = Duration::from_millis(args.tool_budget_ms);
     config.generated_budget = Duration::from_millis(args.generated_budget_ms);
     config.replays.clone_from(&args.replays);
@@ -1022,13 +1032,17 @@ fn replay(args: &ReplayArgs) -> i32 {
         }
     };
     println!(
-        "replaying {} {} on {} (protocol {}): tools/call {} {}",
+        "replaying {} {} on {} (protocol {}): tools/call {} {}{}",
         file.expect.code,
         file.expect.invariant,
         file.server.spec().describe(),
         file.protocol_version,
         file.tool,
-        file.arguments
+        file.arguments,
+        file.upstream
+            .as_ref()
+            .map(|u| format!(" under the upstream fault {}", u.fault))
+            .unwrap_or_default()
     );
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
     match runtime.block_on(run::replay::replay(&file, Some(server), timeout)) {
@@ -1433,13 +1447,27 @@ fn write_suite_report_on_signal(
     })
 }
 
+/// Topics `mcp-chaos explain` describes besides the invariants: (name, text).
+const EXPLAIN_TOPICS: &[(&str, &str)] = &[
+    ("upstream", run::reach::EXPLAIN),
+    ("fault-properties", run::fault_props::EXPLAIN),
+];
+
 fn explain(code: Option<&str>) -> i32 {
+    if let Some((name, text)) = code.and_then(|c| EXPLAIN_TOPICS.iter().find(|(n, _)| *n == c)) {
+        println!("{name}\n\n{}", textwrap(text, 90));
+        return exit::SUCCESS;
+    }
     match code {
         None => {
             for inv in finding::CATALOG {
                 println!("{}  {:<34} {}", inv.code, inv.name, inv.summary);
             }
-            println!("\nRun `mcp-chaos explain CODE` for details.");
+            let topics: Vec<&str> = EXPLAIN_TOPICS.iter().map(|(n, _)| *n).collect();
+            println!(
+                "\nRun `mcp-chaos explain CODE` for details, or `mcp-chaos explain TOPIC` for {}.",
+                topics.join(", ")
+            );
             exit::SUCCESS
         }
         Some(code) => match finding::lookup(code) {

@@ -381,11 +381,27 @@ impl Campaign<'_> {
         };
         // Generating a value is synchronous work: let other tasks run between calls.
         tokio::task::yield_now().await;
+        let marks = self.injectors.as_ref().map(super::faults::Injectors::mark);
         let exchange = session
             .call_tool_within(probe, tool, &arguments, max_wait)
             .await;
+        // Upstream reach is learned from every call (before the ping, which makes none).
+        let entries = match (&self.injectors, &marks) {
+            (Some(inj), Some(marks)) => Some(inj.since(marks)),
+            _ => None,
+        };
+        let Some(session) = self.session.as_mut() else {
+            return CaseOutcome {
+                exchange,
+                findings: Vec::new(),
+                missed: false,
+            };
+        };
         let ping = session.liveness().await;
         let stderr = session.stderr_tail();
+        if let Some(entries) = entries {
+            self.note_reach(tool, &arguments, &entries);
+        }
         self.count(&exchange);
         self.count(&ping);
         let ctx = self.context();
@@ -574,7 +590,7 @@ impl Iterator for HostileVariants<'_> {
     }
 }
 
-fn dead_exchange(probe: Probe) -> Exchange {
+pub(super) fn dead_exchange(probe: Probe) -> Exchange {
     Exchange {
         probe,
         sent: Vec::new(),

@@ -6,10 +6,12 @@
 pub mod args;
 mod chaos;
 pub mod driver;
+pub mod fault_props;
 pub mod faults;
 pub mod generated;
 mod lifecycle;
 pub mod live;
+pub mod reach;
 mod recover;
 pub mod replay;
 pub mod select;
@@ -152,6 +154,10 @@ pub struct RunConfig {
     pub url: String,
     /// Upstream fault injection; inactive by default.
     pub faults: faults::FaultPlan,
+    /// Drawn (arguments, fault, scope) cases per tool that reached the upstream, in the fault
+    /// property phase after the one-per-profile sweep (0: no property phase); see
+    /// [`fault_props`].
+    pub fault_cases: usize,
     /// Secrets handed to the server in its environment (`NAME`, `VALUE`): the value must never
     /// appear in anything the server returns.
     pub secrets: Vec<(String, String)>,
@@ -188,6 +194,7 @@ impl RunConfig {
                 url_args: false,
                 faults: mcp_chaos_faults::Fault::catalog(),
             },
+            fault_cases: fault_props::FAULT_CASES,
             secrets: Vec::new(),
             seed: 0,
             selection: select::ToolSelection::default(),
@@ -241,13 +248,24 @@ pub enum Event<'a> {
         /// It.
         finding: &'a Finding,
     },
-    /// The fault phase starts for a tool (`faults` profiles), or is skipped because the tool
-    /// made no upstream request in its baseline call.
+    /// The fault phase starts for a tool (`faults` profiles), or is skipped because none of
+    /// the tool's calls so far (baseline and generated) made an upstream request.
     FaultPhase {
         /// The tool.
         tool: &'a str,
         /// How many fault profiles will run (0 when skipped).
         faults: usize,
+        /// How many calls of the tool were made before, in every phase (those that tried to
+        /// reach the upstream, when skipped).
+        tried: u64,
+    },
+    /// The fault property phase starts for a tool that reached the upstream: up to `cases`
+    /// drawn (arguments, fault, scope) cases.
+    FaultProperties {
+        /// The tool.
+        tool: &'a str,
+        /// How many cases are drawn at most.
+        cases: usize,
     },
     /// The generated phase of one tool ended (all its cases ran, or its time budget ran out,
     /// or a call missed its deadline); the same record goes into [`Summary::generated`].
@@ -346,6 +364,11 @@ pub struct Summary {
     /// JSON when nothing was dropped.
     #[serde(skip_serializing_if = "crate::session::flood::Dropped::is_empty")]
     pub dropped: crate::session::flood::Dropped,
+    /// With a fake upstream: per tool, whether any of its calls (every phase) reached the
+    /// upstream, how many calls tried, and the smallest arguments that reached it (what the
+    /// fault phases use); left out of the JSON without a fake upstream.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub upstream: Vec<reach::ToolReach>,
 }
 
 /// One tool's generated phase, in the report's summary.
@@ -461,6 +484,7 @@ impl Report {
         a.duration_ms += b.duration_ms;
         a.restarts += b.restarts;
         a.generated.extend(b.generated.iter().cloned());
+        a.upstream.extend(b.upstream.iter().cloned());
         a.dropped.add(&b.dropped);
         a.tools = a.tools.max(b.tools);
         self.server.protocol_version = format!(
@@ -914,6 +938,7 @@ impl<'a> Campaign<'a> {
             called: std::collections::HashSet::new(),
             tool_deadline: None,
             wedge: recover::WedgeState::default(),
+            reach: reach::ReachTable::default(),
         })
     }
 
@@ -973,8 +998,6 @@ struct Plan {
     calls: Vec<(String, Value)>,
     /// Per tool: name, `inputSchema`, and the URL base for URL-typed arguments.
     generated_tools: Vec<(String, Value, String)>,
-    /// The tools whose baseline call reached the fake upstream.
-    upstream_tools: Vec<String>,
     /// Whether the server keeps an HTTP session (`Mcp-Session-Id`).
     http_session: bool,
 }
@@ -986,13 +1009,6 @@ impl Plan {
 
     fn first_call(&self) -> Option<(String, Value)> {
         self.calls.first().cloned()
-    }
-
-    fn first_upstream_call(&self) -> Option<(String, Value)> {
-        self.calls
-            .iter()
-            .find(|(name, _)| self.upstream_tools.contains(name))
-            .cloned()
     }
 
     fn arguments(&self, tool: &str) -> Option<&Value> {
@@ -1038,6 +1054,8 @@ struct Campaign<'a> {
     tool_deadline: Option<Instant>,
     /// Whether the server wedged, and the counts its finding reports.
     wedge: recover::WedgeState,
+    /// Which tools reached the fake upstream, learned from every call (see [`reach`]).
+    reach: reach::ReachTable,
 }
 
 /// A key for a `tools/call` of `tool` with `arguments` (a hash of both; the arguments as
@@ -1051,6 +1069,30 @@ fn call_key(tool: &str, arguments: &Value) -> u64 {
 }
 
 impl Campaign<'_> {
+    /// The first planned tool that reached the fake upstream, with the smallest arguments that
+    /// did (the slow-upstream transport-chaos probes use it).
+    fn first_upstream_call(&self) -> Option<(String, Value)> {
+        self.plan.calls.iter().find_map(|(name, _)| {
+            self.reach
+                .arguments(name)
+                .map(|args| (name.clone(), args.clone()))
+        })
+    }
+
+    /// Notes, for the reach table, a call of `tool` with `arguments` that caused `entries`.
+    fn note_reach(
+        &mut self,
+        tool: &str,
+        arguments: &Value,
+        entries: &[mcp_chaos_faults::JournalEntry],
+    ) {
+        let paths: Vec<&str> = entries
+            .iter()
+            .map(mcp_chaos_faults::JournalEntry::path)
+            .collect();
+        self.reach.note(tool, arguments, &paths);
+    }
+
     /// Whether `tool` was already called with exactly these `arguments` in this campaign.
     fn already_called(&self, tool: &str, arguments: &Value) -> bool {
         self.called.contains(&call_key(tool, arguments))
@@ -1107,7 +1149,7 @@ impl Campaign<'_> {
                 .await;
         }
         if self.injectors.is_some() && config.tool_calls {
-            let tools: Vec<String> = self.plan.upstream_tools.clone();
+            let tools: Vec<String> = self.reach.reached_tools();
             let faults: Vec<_> = config
                 .faults
                 .faults
@@ -1116,10 +1158,13 @@ impl Campaign<'_> {
                 .map(mcp_chaos_faults::ScopedFault::every)
                 .collect();
             self.fault_phase(&tools, &faults).await;
+            let profiles = config.faults.faults.clone();
+            self.fault_property_phase(&tools, &profiles, config.fault_cases)
+                .await;
         }
         if config.transport_chaos && !self.gave_up {
             let (call, slow) = if config.tool_calls {
-                (self.plan.first_call(), self.plan.first_upstream_call())
+                (self.plan.first_call(), self.first_upstream_call())
             } else {
                 (None, None)
             };
@@ -1224,23 +1269,15 @@ impl Campaign<'_> {
         }
     }
 
-    /// Calls every listed tool once with its planned arguments; under a fake upstream, notes
-    /// which tools call it (`Plan::upstream_tools`).
+    /// Calls every listed tool once with its planned arguments (under a fake upstream, each
+    /// call's upstream requests go into the reach table, as every call's do).
     async fn baseline_phase(&mut self) {
         let calls = self.plan.calls.clone();
         for (tool, arguments) in calls {
             if self.gave_up {
                 break;
             }
-            let ex = self.call(&tool, arguments, None).await;
-            if ex
-                .as_ref()
-                .and_then(|e| e.fault.as_ref())
-                .is_some_and(|f| !f.upstream_requests.is_empty())
-                && !self.plan.upstream_tools.contains(&tool)
-            {
-                self.plan.upstream_tools.push(tool);
-            }
+            self.call(&tool, arguments, None).await;
         }
     }
 
@@ -1274,16 +1311,23 @@ impl Campaign<'_> {
         ex
     }
 
-    /// Calls each of `tools` once under each of `faults`.
+    /// Calls each of `tools` once under each of `faults`, with the smallest arguments that
+    /// reached the upstream (the planned ones for a tool that never did).
     async fn fault_phase(&mut self, tools: &[String], faults: &[mcp_chaos_faults::ScopedFault]) {
         let calls = self.plan.calls.clone();
-        for (tool, arguments) in &calls {
+        for (tool, planned) in &calls {
             let uses = tools.contains(tool);
             let n = if uses { faults.len() } else { 0 };
-            (self.on_event)(&Event::FaultPhase { tool, faults: n });
+            let tried = self.reach.tried(tool);
+            (self.on_event)(&Event::FaultPhase {
+                tool,
+                faults: n,
+                tried,
+            });
             if !uses {
                 continue;
             }
+            let arguments = self.reach.arguments(tool).unwrap_or(planned).clone();
             for fault in faults {
                 if self.gave_up {
                     break;
@@ -1487,8 +1531,14 @@ impl Campaign<'_> {
         let marks = self.injectors.as_ref().map(faults::Injectors::mark);
         let session = self.session.as_mut()?;
         let mut ex = execute(session, step, first_tool).await;
-        if let (Some(inj), Some(marks), Some(fault)) = (&self.injectors, &marks, fault) {
-            ex.fault = Some(faults::context(fault, &inj.since(marks)));
+        if let (Some(inj), Some(marks)) = (&self.injectors, &marks) {
+            let entries = inj.since(marks);
+            if let Some(fault) = fault {
+                ex.fault = Some(faults::context(fault, &entries));
+            }
+            if let Step::CallTool { tool, arguments } = step {
+                self.note_reach(tool, arguments, &entries);
+            }
         }
         self.record(&ex);
         self.check_liveness(&ex).await;
@@ -1616,6 +1666,9 @@ impl Campaign<'_> {
             .filter(|f| f.severity == Severity::Violation)
             .count() as u64;
         self.summary.warnings = self.findings.len() as u64 - self.summary.violations;
+        if self.config.faults.is_active() {
+            self.summary.upstream = self.reach.tools().to_vec();
+        }
         let (command, url) = self.config.server.identity();
         Report {
             mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -23,6 +23,7 @@ fn every_flaw_has_an_end_to_end_case() {
         .iter()
         .chain(faults::FAULT_FLAWS)
         .chain(faults::SCOPED_FAULT_FLAWS)
+        .chain(faults::REACH_FLAWS)
         .chain(http::HTTP_FLAWS)
         .chain(chaos::CHAOS_FLAWS)
         .chain(generated::GENERATED_FLAWS)
