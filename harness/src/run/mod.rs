@@ -1344,7 +1344,7 @@ impl Campaign<'_> {
             .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let session = self.try_start(version).await?;
         if self.only_if_supported && session.1.version != version {
-            session.0.shutdown().await;
+            session.0.kill().await;
             return Err(RunError::Unsupported);
         }
         self.adopt(session)
@@ -1371,7 +1371,7 @@ impl Campaign<'_> {
                 (self.on_event)(&Event::StartFailed {
                     stderr_tail: &stderr_tail,
                 });
-                session.shutdown().await;
+                session.kill().await;
                 Err(e.into())
             }
         }
@@ -1518,8 +1518,10 @@ impl Campaign<'_> {
     }
 
     async fn restart_counted(&mut self, reason: &str, counted: bool) -> bool {
+        // A restart follows a failure, a call given up on or a probe that ended the session:
+        // nothing is gained by waiting for the old server to exit on its own.
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            old.kill().await;
         }
         // A campaign that gave up (too many restarts, a wedged server) starts nothing more.
         if self.gave_up {
