@@ -11,6 +11,7 @@ pub mod generated;
 pub mod live;
 mod recover;
 pub mod replay;
+mod retire;
 pub mod select;
 
 use std::time::{Duration, Instant};
@@ -912,13 +913,14 @@ impl<'a> Campaign<'a> {
             called: std::collections::HashSet::new(),
             tool_deadline: None,
             wedge: recover::WedgeState::default(),
+            eof_ignored: false,
         })
     }
 
     /// Shuts the server and the fault injectors down.
     async fn close(&mut self) {
         if let Some(session) = self.session.take() {
-            session.shutdown().await;
+            self.retire(session).await;
         }
         if let Some(inj) = self.injectors.take() {
             inj.shutdown().await;
@@ -1036,6 +1038,9 @@ struct Campaign<'a> {
     tool_deadline: Option<Instant>,
     /// Whether the server wedged, and the counts its finding reports.
     wedge: recover::WedgeState,
+    /// Whether a stdio server of this campaign kept running after its stdin closed
+    /// (`stdin-eof-ignored`): later sessions are then killed at once (see [`retire`]).
+    eof_ignored: bool,
 }
 
 /// A key for a `tools/call` of `tool` with `arguments` (a hash of both; the arguments as
@@ -1316,7 +1321,7 @@ impl Campaign<'_> {
             }
         }
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            self.retire(old).await;
         }
     }
 
@@ -1507,8 +1512,9 @@ impl Campaign<'_> {
     }
 
     /// Restarts a live server whose call missed its deadline: it may still be running that
-    /// call (a loop, a progress stream), which would slow or muddle every later case. Not
-    /// counted against `max_restarts` (the server did not fail).
+    /// call (a loop, a progress stream), which would slow or muddle every later case (and
+    /// starts the fresh server of [`Campaign::renew`]). Not counted against `max_restarts`
+    /// (the server did not fail).
     async fn fresh_restart(&mut self, reason: &str) -> bool {
         self.restart_counted(reason, false).await
     }
@@ -1585,7 +1591,7 @@ impl Campaign<'_> {
             return;
         }
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            self.retire(old).await;
         }
         let Ok(transport) = self.server.start().await else {
             return;
@@ -1595,7 +1601,7 @@ impl Campaign<'_> {
         self.session = Some(session);
         self.record(&ex);
         if let Some(session) = self.session.take() {
-            session.shutdown().await;
+            self.retire(session).await;
         }
     }
 
