@@ -447,6 +447,14 @@ struct CommonArgs {
     #[arg(long, value_name = "MS", default_value_t = 120_000)]
     generated_budget_ms: u64,
 
+    /// Time budget of the whole run, in milliseconds: it bounds the time to a verdict. No
+    /// phase, probe or case starts once it is spent (the call in flight still gets its
+    /// deadline); the generated phase uses at most three quarters of what is left when it
+    /// starts. What it cut is printed under the summary (report: summary.budget_cut). No
+    /// budget by default.
+    #[arg(long, value_name = "MS", env = "MCP_CHAOS_BUDGET_MS")]
+    budget_ms: Option<u64>,
+
     /// Skip the generated phase (schema-driven valid and invalid arguments).
     #[arg(long)]
     skip_generated: bool,
@@ -759,6 +767,7 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.cases = args.cases;
     config.tool_budget = Duration::from_millis(args.tool_budget_ms);
     config.generated_budget = Duration::from_millis(args.generated_budget_ms);
+    config.budget = args.budget_ms.map(Duration::from_millis);
     config.replays.clone_from(&args.replays);
     config.max_restarts = args.max_restarts;
     config.faults.upstream_env.clone_from(&args.upstream_env);

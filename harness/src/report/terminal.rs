@@ -215,6 +215,13 @@ pub fn render(report: &Report, color: bool) -> String {
         sum.duration_ms as f64 / 1000.0,
         sum.restarts
     );
+    if !sum.budget_cut.is_empty() {
+        let _ = writeln!(
+            out,
+            "  budget (--budget-ms) spent; cut: {}",
+            sum.budget_cut.join("; ")
+        );
+    }
     let d = &sum.dropped;
     if !d.is_empty() {
         let _ = writeln!(

@@ -38,7 +38,10 @@ impl Campaign<'_> {
         // subscriptions, a half-read frame) must not decide how it takes a large request, and
         // the session they used ends gracefully, so that its shutdown is judged
         // (`stdin-eof-ignored`) in the state a client would leave it in.
-        if !self.gave_up && !self.renew("transport chaos starts on a fresh server").await {
+        if self.gave_up || self.cut_by_budget("transport chaos", 0, 1) {
+            return;
+        }
+        if !self.renew("transport chaos starts on a fresh server").await {
             return;
         }
         self.concurrent(call.as_ref()).await;
@@ -59,6 +62,9 @@ impl Campaign<'_> {
     }
 
     fn announce(&mut self, label: &str) -> bool {
+        if self.cut_by_budget("transport chaos", 0, 0) {
+            return false;
+        }
         (self.on_event)(&Event::Step { label });
         !self.gave_up
     }

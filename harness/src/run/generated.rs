@@ -99,14 +99,14 @@ impl Campaign<'_> {
         invalid: usize,
     ) {
         let phase_started = Instant::now();
-        let phase_budget = self.config.generated_budget;
+        let (phase_budget, by_run) = self.generated_budget_now();
         for (i, (name, schema, url)) in tools.iter().enumerate() {
             if self.gave_up {
                 break;
             }
             let left = phase_budget.saturating_sub(phase_started.elapsed());
             if left.is_zero() {
-                self.budget_spent(&tools[i..], i, phase_budget);
+                self.budget_spent(&tools[i..], i, phase_budget, by_run);
                 break;
             }
             let share = left
@@ -135,12 +135,31 @@ impl Campaign<'_> {
     }
 
     /// Records `rest` (the tools after the first `covered`) as skipped: the generated phase's
-    /// budget was spent before their turn.
-    fn budget_spent(&mut self, rest: &[(String, Value, String)], covered: usize, budget: Duration) {
-        let reason = format!(
-            "the generated phase's budget (--generated-budget-ms {}) was spent before its turn",
-            budget.as_millis()
-        );
+    /// budget was spent before their turn (`by_run`: its share of the run's `--budget-ms`).
+    fn budget_spent(
+        &mut self,
+        rest: &[(String, Value, String)],
+        covered: usize,
+        budget: Duration,
+        by_run: bool,
+    ) {
+        let reason = if by_run {
+            let line = format!(
+                "generated phase: {} of {} tools not reached",
+                rest.len(),
+                covered + rest.len()
+            );
+            self.summary.budget_cut.push(line);
+            format!(
+                "the generated phase's share ({} ms) of the run's budget (--budget-ms) was spent before its turn",
+                budget.as_millis()
+            )
+        } else {
+            format!(
+                "the generated phase's budget (--generated-budget-ms {}) was spent before its turn",
+                budget.as_millis()
+            )
+        };
         (self.on_event)(&Event::GeneratedBudgetSpent {
             covered,
             skipped: rest.len(),

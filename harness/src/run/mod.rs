@@ -4,6 +4,7 @@
 //! the final [`Report`].
 
 pub mod args;
+mod budget;
 mod chaos;
 pub mod driver;
 pub mod faults;
@@ -161,6 +162,10 @@ pub struct RunConfig {
     /// The command line that reruns this run exactly (its seed included, secrets redacted),
     /// for the summary and the reports; `None` when the run has none (a library run).
     pub rerun: Option<String>,
+    /// The run's budget (`--budget-ms`), if any: it bounds the time to a verdict (see
+    /// [`budget`]); what it cut is listed in [`Summary::budget_cut`]. With
+    /// [`VersionChoice::All`] it covers every version's campaign together.
+    pub budget: Option<Duration>,
 }
 
 impl RunConfig {
@@ -191,6 +196,7 @@ impl RunConfig {
             seed: 0,
             selection: select::ToolSelection::default(),
             rerun: None,
+            budget: None,
         }
     }
 }
@@ -345,6 +351,11 @@ pub struct Summary {
     /// JSON when nothing was dropped.
     #[serde(skip_serializing_if = "crate::session::flood::Dropped::is_empty")]
     pub dropped: crate::session::flood::Dropped,
+    /// What the run's budget (`--budget-ms`) cut, one line each (`"transport chaos: not
+    /// run"`, `"protocol probes: 12 of 40 run"`, `"generated phase: 3 of 16 tools not
+    /// reached"`); left out of the JSON when nothing was cut.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub budget_cut: Vec<String>,
 }
 
 /// One tool's generated phase, in the report's summary.
@@ -804,9 +815,11 @@ pub async fn run(
     }
     let mut merged: Option<Report> = None;
     let mut first_error = None;
+    let started = Instant::now();
     for version in ProtocolVersion::ALL {
         let mut one = config.clone();
         one.version = VersionChoice::Exactly(version);
+        one.budget = config.budget.map(|b| b.saturating_sub(started.elapsed()));
         match run_one(&one, on_event, true).await {
             Ok(Some(report)) => {
                 merged = Some(match merged {
@@ -1130,7 +1143,7 @@ impl Campaign<'_> {
         if phases.end_session {
             self.end_http_session().await;
         }
-        if config.version_probe && !self.gave_up {
+        if config.version_probe && !self.gave_up && !self.cut_by_budget("version probe", 0, 1) {
             self.version_probe().await;
         }
         self.report_wedge();
@@ -1202,8 +1215,8 @@ impl Campaign<'_> {
             steps.retain(|s| !matches!(s, Step::Http(crate::session::HttpProbe::Get)));
         }
         let first_tool = self.plan.first_tool();
-        for step in &steps {
-            if self.gave_up {
+        for (i, step) in steps.iter().enumerate() {
+            if self.gave_up || self.cut_by_budget("protocol probes", i, steps.len()) {
                 break;
             }
             self.step(step, first_tool.as_deref(), None).await;
@@ -1227,8 +1240,9 @@ impl Campaign<'_> {
     /// which tools call it (`Plan::upstream_tools`).
     async fn baseline_phase(&mut self) {
         let calls = self.plan.calls.clone();
-        for (tool, arguments) in calls {
-            if self.gave_up {
+        let total = calls.len();
+        for (i, (tool, arguments)) in calls.into_iter().enumerate() {
+            if self.gave_up || self.cut_by_budget("baseline calls", i, total) {
                 break;
             }
             let ex = self.call(&tool, arguments, None).await;
@@ -1284,7 +1298,7 @@ impl Campaign<'_> {
                 continue;
             }
             for fault in faults {
-                if self.gave_up {
+                if self.gave_up || self.cut_by_budget("fault phase", 0, 0) {
                     break;
                 }
                 self.call(tool, arguments.clone(), Some(fault)).await;
