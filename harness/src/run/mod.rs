@@ -13,6 +13,7 @@ pub mod live;
 mod recover;
 pub mod replay;
 mod retire;
+mod scheduler;
 pub mod select;
 
 use std::time::{Duration, Instant};
@@ -166,6 +167,10 @@ pub struct RunConfig {
     /// [`budget`]); what it cut is listed in [`Summary::budget_cut`]. With
     /// [`VersionChoice::All`] it covers every version's campaign together.
     pub budget: Option<Duration>,
+    /// Most `tools/call` requests outstanding at once in the generated phase (`--in-flight`,
+    /// default [`scheduler::DEFAULT_IN_FLIGHT`]); 1 runs one call at a time, each followed by a
+    /// liveness ping. Under a fake upstream the phase always runs one call at a time.
+    pub in_flight: usize,
 }
 
 impl RunConfig {
@@ -197,6 +202,7 @@ impl RunConfig {
             selection: select::ToolSelection::default(),
             rerun: None,
             budget: None,
+            in_flight: scheduler::DEFAULT_IN_FLIGHT,
         }
     }
 }
@@ -927,6 +933,7 @@ impl<'a> Campaign<'a> {
             tool_deadline: None,
             wedge: recover::WedgeState::default(),
             eof_ignored: false,
+            sent_seq: 0,
         })
     }
 
@@ -1054,6 +1061,8 @@ struct Campaign<'a> {
     /// Whether a stdio server of this campaign kept running after its stdin closed
     /// (`stdin-eof-ignored`): later sessions are then killed at once (see [`retire`]).
     eof_ignored: bool,
+    /// How many generated cases the scheduler has sent (their order, see [`scheduler`]).
+    sent_seq: u64,
 }
 
 /// A key for a `tools/call` of `tool` with `arguments` (a hash of both; the arguments as

@@ -10,6 +10,7 @@
 mod exchange;
 pub mod flood;
 mod many;
+mod pipeline;
 
 use std::time::{Duration, Instant};
 
