@@ -1090,6 +1090,7 @@ impl Campaign<'_> {
             ),
             tools: &self.tools,
             exact: &self.exact,
+            capabilities: self.negotiated.as_ref().map(|n| &n.capabilities),
         }
     }
 
