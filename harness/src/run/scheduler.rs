@@ -748,7 +748,25 @@ impl Campaign<'_> {
             .as_ref()
             .map(|s| s.stderr_tail())
             .unwrap_or_default();
-        let alive = oracle::liveness::check(&self.context(), &last, ping, &stderr);
+        // Should no case reproduce it alone (a failure that depends on the load or on how
+        // many calls came before), the failure is reported after the first case still in
+        // flight when the server failed: a server that reads its input in order was handling
+        // that one (else after the window's last case).
+        let culprit = done
+            .iter()
+            .find(|d| !matches!(d.exchange.outcome, Outcome::Answered { .. }))
+            .map_or(last.clone(), |d| d.exchange.clone());
+        let alive: Vec<Finding> = oracle::liveness::check(&self.context(), &culprit, ping, &stderr)
+            .into_iter()
+            .map(|mut f| {
+                f.message = format!(
+                    "{} (one of {} calls run concurrently; not reproduced one call at a time)",
+                    f.message,
+                    done.len()
+                );
+                f
+            })
+            .collect();
         // The server died or stopped answering with several cases in flight: find the case.
         let reason = format!(
             "server failed with {} generated cases in the window since the last check",
@@ -787,7 +805,6 @@ impl Campaign<'_> {
             self.tool_deadline = None;
         }
         if !found {
-            // Not reproduced one case at a time: reported as seen, after the window's last case.
             self.add(alive);
         }
         !self.gave_up
