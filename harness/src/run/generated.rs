@@ -100,6 +100,10 @@ impl Campaign<'_> {
     ) {
         let phase_started = Instant::now();
         let (phase_budget, by_run) = self.generated_budget_now();
+        if phase_budget.is_zero() && !tools.is_empty() {
+            self.budget_spent(tools, 0, phase_budget, by_run);
+            return;
+        }
         if self.schedules_cases() {
             // Up to --in-flight calls at once across tools (see super::scheduler).
             self.generated_scheduled(tools, valid, invalid, phase_budget)
