@@ -465,6 +465,28 @@ struct CommonArgs {
     #[arg(long, value_name = "MS", default_value_t = 120_000)]
     generated_budget_ms: u64,
 
+    /// Time budget of the whole run, in milliseconds: it bounds the time to a verdict. No
+    /// phase, probe or case starts once it is spent (the call in flight still gets its
+    /// deadline); the generated phase uses at most three quarters of what is left when it
+    /// starts. What it cut is printed under the summary (report: summary.budget_cut). No
+    /// budget by default.
+    #[arg(long, value_name = "MS", env = "MCP_CHAOS_BUDGET_MS")]
+    budget_ms: Option<u64>,
+
+    /// Most tools/call requests outstanding at once in the generated phase, across tools (a
+    /// slow tool keeps at most half of them), with one liveness ping per 32 cases or after
+    /// anything odd; when the server dies or stops answering, the cases since the last good
+    /// ping are replayed one at a time to name the one that did it. 1: one call at a time,
+    /// each followed by a ping. Under a fake upstream (--upstream-env, --proxy, --url-args)
+    /// the phase runs one call at a time.
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 8,
+        env = "MCP_CHAOS_IN_FLIGHT"
+    )]
+    in_flight: usize,
+
     /// Skip the generated phase (schema-driven valid and invalid arguments).
     #[arg(long)]
     skip_generated: bool,
@@ -783,6 +805,8 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.fault_cases = args.fault_cases;
     config.tool_budget = Duration::from_millis(args.tool_budget_ms);
     config.generated_budget = Duration::from_millis(args.generated_budget_ms);
+    config.budget = args.budget_ms.map(Duration::from_millis);
+    config.in_flight = args.in_flight.max(1);
     config.replays.clone_from(&args.replays);
     config.max_restarts = args.max_restarts;
     config.faults.upstream_env.clone_from(&args.upstream_env);

@@ -184,6 +184,19 @@ catalog! {
          server that speaks both eras is judged under 2025-11-25). Fix: until initialize is \
          answered, answer requests other than ping with an error such as -32600 \"server not \
          initialized\".";
+    STDIN_EOF_IGNORED = "MC117", "stdin-eof-ignored", "basic/lifecycle#shutdown",
+        "A stdio server exits promptly once its stdin is closed.",
+        "Closing the server's input is how a client ends a stdio session: the client closes \
+         stdin, waits for the server to exit, and only then escalates to SIGTERM and SIGKILL \
+         (basic/lifecycle#shutdown); from 2026-07-28 the stdio transport says servers SHOULD exit \
+         promptly when stdin is closed or reads return end-of-file, the primary and only portable \
+         graceful-shutdown signal. A server that keeps running makes every client wait out its \
+         grace and then kill it, so its own cleanup (flushing, closing files, ending child \
+         processes) never runs on the graceful path. mcp-chaos closes stdin and waits 2 s; a \
+         server still running then is reported (a warning: it is a SHOULD), and later sessions of \
+         the run are killed at once instead of waited for again. Fix: end the process when the \
+         stdin reader sees end-of-file (in Node, also stop timers and intervals that keep the \
+         event loop alive, or call process.exit on the stream's end event).";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
         "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
         "API failures and business logic errors are tool execution errors: they belong inside the \

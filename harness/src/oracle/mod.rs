@@ -24,6 +24,7 @@ pub mod raw_error;
 pub mod response_id;
 pub mod response_shape;
 pub mod server_request_flood;
+pub mod stdin_eof;
 pub mod stdout;
 pub mod structured;
 pub mod unknown_tool;

@@ -228,6 +228,13 @@ pub fn render(report: &Report, color: bool) -> String {
     if !sum.upstream.is_empty() {
         let _ = writeln!(out, "{}", upstream_line(&sum.upstream));
     }
+    if !sum.budget_cut.is_empty() {
+        let _ = writeln!(
+            out,
+            "  budget (--budget-ms) spent; cut: {}",
+            sum.budget_cut.join("; ")
+        );
+    }
     let d = &sum.dropped;
     if !d.is_empty() {
         let _ = writeln!(

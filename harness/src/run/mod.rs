@@ -4,6 +4,7 @@
 //! the final [`Report`].
 
 pub mod args;
+mod budget;
 mod chaos;
 pub mod driver;
 pub mod fault_props;
@@ -14,6 +15,8 @@ pub mod live;
 pub mod reach;
 mod recover;
 pub mod replay;
+mod retire;
+mod scheduler;
 pub mod select;
 
 use std::time::{Duration, Instant};
@@ -168,6 +171,14 @@ pub struct RunConfig {
     /// The command line that reruns this run exactly (its seed included, secrets redacted),
     /// for the summary and the reports; `None` when the run has none (a library run).
     pub rerun: Option<String>,
+    /// The run's budget (`--budget-ms`), if any: it bounds the time to a verdict (see
+    /// [`budget`]); what it cut is listed in [`Summary::budget_cut`]. With
+    /// [`VersionChoice::All`] it covers every version's campaign together.
+    pub budget: Option<Duration>,
+    /// Most `tools/call` requests outstanding at once in the generated phase (`--in-flight`,
+    /// default [`scheduler::DEFAULT_IN_FLIGHT`]); 1 runs one call at a time, each followed by a
+    /// liveness ping. Under a fake upstream the phase always runs one call at a time.
+    pub in_flight: usize,
 }
 
 impl RunConfig {
@@ -199,6 +210,8 @@ impl RunConfig {
             seed: 0,
             selection: select::ToolSelection::default(),
             rerun: None,
+            budget: None,
+            in_flight: scheduler::DEFAULT_IN_FLIGHT,
         }
     }
 }
@@ -369,6 +382,11 @@ pub struct Summary {
     /// fault phases use); left out of the JSON without a fake upstream.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub upstream: Vec<reach::ToolReach>,
+    /// What the run's budget (`--budget-ms`) cut, one line each (`"transport chaos: not
+    /// run"`, `"protocol probes: 12 of 40 run"`, `"generated phase: 3 of 16 tools not
+    /// reached"`); left out of the JSON when nothing was cut.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub budget_cut: Vec<String>,
 }
 
 /// One tool's generated phase, in the report's summary.
@@ -829,9 +847,11 @@ pub async fn run(
     }
     let mut merged: Option<Report> = None;
     let mut first_error = None;
+    let started = Instant::now();
     for version in ProtocolVersion::ALL {
         let mut one = config.clone();
         one.version = VersionChoice::Exactly(version);
+        one.budget = config.budget.map(|b| b.saturating_sub(started.elapsed()));
         match run_one(&one, on_event, true).await {
             Ok(Some(report)) => {
                 merged = Some(match merged {
@@ -939,13 +959,15 @@ impl<'a> Campaign<'a> {
             tool_deadline: None,
             wedge: recover::WedgeState::default(),
             reach: reach::ReachTable::default(),
+            eof_ignored: false,
+            sent_seq: 0,
         })
     }
 
     /// Shuts the server and the fault injectors down.
     async fn close(&mut self) {
         if let Some(session) = self.session.take() {
-            session.shutdown().await;
+            self.retire(session).await;
         }
         if let Some(inj) = self.injectors.take() {
             inj.shutdown().await;
@@ -1056,6 +1078,11 @@ struct Campaign<'a> {
     wedge: recover::WedgeState,
     /// Which tools reached the fake upstream, learned from every call (see [`reach`]).
     reach: reach::ReachTable,
+    /// Whether a stdio server of this campaign kept running after its stdin closed
+    /// (`stdin-eof-ignored`): later sessions are then killed at once (see [`retire`]).
+    eof_ignored: bool,
+    /// How many generated cases the scheduler has sent (their order, see [`scheduler`]).
+    sent_seq: u64,
 }
 
 /// A key for a `tools/call` of `tool` with `arguments` (a hash of both; the arguments as
@@ -1173,10 +1200,10 @@ impl Campaign<'_> {
         if phases.end_session {
             self.end_http_session().await;
         }
-        if config.protocol_probes {
+        if config.protocol_probes && !self.cut_by_budget("lifecycle cases", 0, 1) {
             self.lifecycle_phase().await;
         }
-        if config.version_probe && !self.gave_up {
+        if config.version_probe && !self.gave_up && !self.cut_by_budget("version probe", 0, 1) {
             self.version_probe().await;
         }
         self.report_wedge();
@@ -1248,8 +1275,8 @@ impl Campaign<'_> {
             steps.retain(|s| !matches!(s, Step::Http(crate::session::HttpProbe::Get)));
         }
         let first_tool = self.plan.first_tool();
-        for step in &steps {
-            if self.gave_up {
+        for (i, step) in steps.iter().enumerate() {
+            if self.gave_up || self.cut_by_budget("protocol probes", i, steps.len()) {
                 break;
             }
             self.step(step, first_tool.as_deref(), None).await;
@@ -1273,8 +1300,9 @@ impl Campaign<'_> {
     /// call's upstream requests go into the reach table, as every call's do).
     async fn baseline_phase(&mut self) {
         let calls = self.plan.calls.clone();
-        for (tool, arguments) in calls {
-            if self.gave_up {
+        let total = calls.len();
+        for (i, (tool, arguments)) in calls.into_iter().enumerate() {
+            if self.gave_up || self.cut_by_budget("baseline calls", i, total) {
                 break;
             }
             self.call(&tool, arguments, None).await;
@@ -1329,7 +1357,7 @@ impl Campaign<'_> {
             }
             let arguments = self.reach.arguments(tool).unwrap_or(planned).clone();
             for fault in faults {
-                if self.gave_up {
+                if self.gave_up || self.cut_by_budget("fault phase", 0, 0) {
                     break;
                 }
                 self.call(tool, arguments.clone(), Some(fault)).await;
@@ -1366,7 +1394,7 @@ impl Campaign<'_> {
             }
         }
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            self.retire(old).await;
         }
     }
 
@@ -1394,7 +1422,7 @@ impl Campaign<'_> {
             .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let session = self.try_start(version).await?;
         if self.only_if_supported && session.1.version != version {
-            session.0.shutdown().await;
+            session.0.kill().await;
             return Err(RunError::Unsupported);
         }
         self.adopt(session)
@@ -1421,7 +1449,7 @@ impl Campaign<'_> {
                 (self.on_event)(&Event::StartFailed {
                     stderr_tail: &stderr_tail,
                 });
-                session.shutdown().await;
+                session.kill().await;
                 Err(e.into())
             }
         }
@@ -1563,8 +1591,9 @@ impl Campaign<'_> {
     }
 
     /// Restarts a live server whose call missed its deadline: it may still be running that
-    /// call (a loop, a progress stream), which would slow or muddle every later case. Not
-    /// counted against `max_restarts` (the server did not fail).
+    /// call (a loop, a progress stream), which would slow or muddle every later case (and
+    /// starts the fresh server of [`Campaign::renew`]). Not counted against `max_restarts`
+    /// (the server did not fail).
     async fn fresh_restart(&mut self, reason: &str) -> bool {
         self.restart_counted(reason, false).await
     }
@@ -1574,8 +1603,10 @@ impl Campaign<'_> {
     }
 
     async fn restart_counted(&mut self, reason: &str, counted: bool) -> bool {
+        // A restart follows a failure, a call given up on or a probe that ended the session:
+        // nothing is gained by waiting for the old server to exit on its own.
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            old.kill().await;
         }
         // A campaign that gave up (too many restarts, a wedged server) starts nothing more.
         if self.gave_up {
@@ -1639,7 +1670,7 @@ impl Campaign<'_> {
             return;
         }
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            self.retire(old).await;
         }
         let Ok(transport) = self.server.start().await else {
             return;
@@ -1649,7 +1680,7 @@ impl Campaign<'_> {
         self.session = Some(session);
         self.record(&ex);
         if let Some(session) = self.session.take() {
-            session.shutdown().await;
+            self.retire(session).await;
         }
     }
 
