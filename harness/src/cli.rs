@@ -482,7 +482,7 @@ struct CommonArgs {
     #[arg(
         long,
         value_name = "K",
-        default_value_t = 8,
+        default_value_t = crate::run::scheduler::DEFAULT_IN_FLIGHT,
         env = "MCP_CHAOS_IN_FLIGHT"
     )]
     in_flight: usize,

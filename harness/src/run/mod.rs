@@ -16,7 +16,7 @@ pub mod reach;
 mod recover;
 pub mod replay;
 mod retire;
-mod scheduler;
+pub mod scheduler;
 pub mod select;
 
 use std::time::{Duration, Instant};

@@ -30,8 +30,10 @@ use crate::oracle;
 use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
 use crate::wire::{Message, RequestId, ResponseId};
 
-/// Requests outstanding at once by default (`--in-flight`).
-pub const DEFAULT_IN_FLIGHT: usize = 8;
+/// Requests outstanding at once by default (`--in-flight`): 1 until a slow tool's lane keeps
+/// the tool budget's deadline as the serial phase does (with 8, server-everything's
+/// trigger-long-running-operation got a no-response it does not deserve).
+pub const DEFAULT_IN_FLIGHT: usize = 1;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
 /// The lane number of a liveness ping in flight.
