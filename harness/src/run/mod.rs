@@ -252,13 +252,13 @@ pub enum Event<'a> {
     },
     /// An exchange finished.
     Exchange {
-        /// It.
+        /// The request or notification sent, the frames that answered it and its timing.
         exchange: &'a Exchange,
     },
     /// A finding (each distinct one once), redacted; its `redact` holds every value to
     /// redact found so far in the run (secrets, credentials a finding uncovered).
     Finding {
-        /// It.
+        /// The finding, its message and evidence already redacted.
         finding: &'a Finding,
     },
     /// The fault phase starts for a tool (`faults` profiles), or is skipped because none of
@@ -303,7 +303,8 @@ pub enum Event<'a> {
     },
     /// The server was restarted after dying or hanging.
     Restarted {
-        /// Why.
+        /// What led to it, for the terminal line (for example "no server running" or "server
+        /// failed after a request of 1048576 bytes").
         reason: &'a str,
     },
     /// A start of the server failed (it did not answer the handshake usably); its output
