@@ -44,7 +44,9 @@ The report is written whatever happens. --report-json PATH is written on exit 2 
 attempted), and on SIGINT or SIGTERM at any point of the run (\"interrupted\": true, the
 findings so far) before the server's process tree is killed. Beside it,
 PATH-without-extension.findings.jsonl (report.json -> report.findings.jsonl) gets one JSON
-line per finding as it is found, so even SIGKILL loses nothing already found.
+line per finding as it is found, so even SIGKILL loses nothing already found. --junit,
+--sarif, --markdown and --html are written in the same cases, from the same report: a run
+that did not start is an error test case, an interrupted one fails if it found a violation.
 
 The summary ends with the seed and the exact command that reruns the run (`--seed N`). Numeric
 knobs can come from the environment (a flag wins): MCP_CHAOS_SEED, MCP_CHAOS_CASES,
@@ -164,6 +166,12 @@ struct ReplayArgs {
     /// Start the server with this command instead of the one saved in the file.
     #[arg(long, value_name = "COMMAND")]
     stdio: Option<String>,
+    /// For an HTTP server: a header sent on every request (repeatable), as `run --header`
+    /// (${NAME} read from the environment). The file keeps the run's headers by name, with
+    /// their ${NAME} templates but never a value written literally: such a header must be
+    /// given again here. One given here replaces the saved one of its name.
+    #[arg(long = "header", value_name = "NAME: VALUE", conflicts_with = "stdio")]
+    headers: Vec<crate::auth::HeaderArg>,
     /// Deadline for each request, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
     timeout_ms: u64,
@@ -300,7 +308,7 @@ struct DemoArgs {
     output: OutputArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 struct OutputArgs {
     /// Write the report as JSON to this file, whatever happens (exit 2, SIGINT, SIGTERM), and
     /// journal each finding as it is found beside it, in PATH-without-extension.findings.jsonl.
@@ -371,7 +379,8 @@ struct CommonArgs {
     #[arg(long)]
     no_egress: bool,
 
-    /// Skip the protocol probes (malformed frames, unknown method, notifications, batches).
+    /// Skip the protocol probes (malformed frames, unknown method, notifications, batches, and
+    /// the lifecycle-order cases on a fresh process).
     #[arg(long)]
     skip_probes: bool,
 
@@ -440,6 +449,14 @@ struct CommonArgs {
         env = "MCP_CHAOS_WIRE_CASES"
     )]
     wire_cases: usize,
+    /// With a fake upstream: drawn cases per tool that reached it in the fault property
+    /// phase, after the one-per-profile sweep. Each case calls the tool with arguments that
+    /// reached the upstream under a fault and a scope drawn together (every request, the
+    /// first only, the n-th, one request path failing while the others answer 200, a seeded
+    /// probability); the first failing case of a tool is shrunk over both the arguments and
+    /// the fault. 0 skips the phase. See `mcp-chaos explain fault-properties`.
+    #[arg(long, value_name = "N", default_value_t = crate::run::fault_props::FAULT_CASES)]
+    fault_cases: usize,
 
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
     /// and progress notifications do not extend a call's deadline past it (each call still
@@ -460,6 +477,28 @@ struct CommonArgs {
     /// (report: summary.generated[].skipped).
     #[arg(long, value_name = "MS", default_value_t = 120_000)]
     generated_budget_ms: u64,
+
+    /// Time budget of the whole run, in milliseconds: it bounds the time to a verdict. No
+    /// phase, probe or case starts once it is spent (the call in flight still gets its
+    /// deadline); the generated phase uses at most three quarters of what is left when it
+    /// starts. What it cut is printed under the summary (report: summary.budget_cut). No
+    /// budget by default.
+    #[arg(long, value_name = "MS", env = "MCP_CHAOS_BUDGET_MS")]
+    budget_ms: Option<u64>,
+
+    /// Most tools/call requests outstanding at once in the generated phase, across tools (a
+    /// slow tool keeps at most half of them), with one liveness ping per 32 cases or after
+    /// anything odd; when the server dies or stops answering, the cases since the last good
+    /// ping are replayed one at a time to name the one that did it. 1: one call at a time,
+    /// each followed by a ping. Under a fake upstream (--upstream-env, --proxy, --url-args)
+    /// the phase runs one call at a time.
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = crate::run::scheduler::DEFAULT_IN_FLIGHT,
+        env = "MCP_CHAOS_IN_FLIGHT"
+    )]
+    in_flight: usize,
 
     /// Skip the generated phase (schema-driven valid and invalid arguments).
     #[arg(long)]
@@ -754,6 +793,11 @@ fn server_spec(args: &RunArgs) -> Result<ServerSpec, Box<dyn std::error::Error>>
                 .iter()
                 .map(|h| h.resolve(&|name| std::env::var(name).ok()))
                 .collect::<Result<_, String>>()?;
+            c.header_templates = args
+                .headers
+                .iter()
+                .map(|h| (h.name.clone(), h.template.clone()))
+                .collect();
             Ok(ServerSpec::Http(c))
         }
         (None, None) => Err(Box::new(crate::transport::StartError::BadCommand {
@@ -773,8 +817,11 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.generated = !args.skip_generated;
     config.cases = args.cases;
     config.wire_cases = args.wire_cases;
+    config.fault_cases = args.fault_cases;
     config.tool_budget = Duration::from_millis(args.tool_budget_ms);
     config.generated_budget = Duration::from_millis(args.generated_budget_ms);
+    config.budget = args.budget_ms.map(Duration::from_millis);
+    config.in_flight = args.in_flight.max(1);
     config.replays.clone_from(&args.replays);
     config.max_restarts = args.max_restarts;
     config.faults.upstream_env.clone_from(&args.upstream_env);
@@ -823,7 +870,7 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
         }
     };
     let live = run::live::LiveRun::new(config);
-    if let Err(e) = write_report_on_signal(&live, report_json, quiet) {
+    if let Err(e) = write_report_on_signal(&live, output) {
         eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
         return exit::INTERNAL;
     }
@@ -872,7 +919,6 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             eprintln!("mcp-chaos: writing the findings journal failed: {e}");
             return exit::INTERNAL;
         }
-        let completed = outcome.is_ok();
         let (report, code) = match outcome {
             Err(e) => {
                 eprintln!("mcp-chaos: {e}");
@@ -882,8 +928,8 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             Ok(report) => (report, exit::SUCCESS),
         };
         let code = finish_report(&report, report_json, quiet, code);
-        if completed
-            && code != exit::INTERNAL
+        // Whatever happened (exit 2 included), as --report-json.
+        if code != exit::INTERNAL
             && let Err(e) = write_file_reports(&report, output)
         {
             eprintln!("mcp-chaos: {e}");
@@ -945,15 +991,12 @@ fn finish_report(
 }
 
 /// On SIGINT or SIGTERM, at any point of the run and whatever its task is doing: writes the
-/// partial report (the findings so far, `"interrupted": true`), kills every server's process
+/// partial report (the findings so far, `"interrupted": true`) as JSON and as every file report
+/// asked for (`--junit`, `--sarif`, `--markdown`, `--html`), kills every server's process
 /// tree, and exits with 1 (a violation was found) or 2 (the run did not complete).
-fn write_report_on_signal(
-    live: &run::live::LiveRun,
-    report_json: Option<&std::path::Path>,
-    quiet: bool,
-) -> std::io::Result<()> {
+fn write_report_on_signal(live: &run::live::LiveRun, output: &OutputArgs) -> std::io::Result<()> {
     let live = live.clone();
-    let report_json = report_json.map(std::path::Path::to_owned);
+    let output = output.clone();
     crate::interrupt::on_signal(move |signal| {
         if !live.claim_end() {
             // The run had ended: its own report is being written.
@@ -961,12 +1004,16 @@ fn write_report_on_signal(
         }
         eprintln!("\nmcp-chaos: {signal}: writing the report of the run so far");
         let report = live.interrupted(signal);
-        let code = finish_report(
+        let mut code = finish_report(
             &report,
-            report_json.as_deref(),
-            quiet,
+            output.report_json.as_deref(),
+            output.quiet,
             live.interrupted_exit_code(),
         );
+        if let Err(e) = write_file_reports(&report, &output) {
+            eprintln!("mcp-chaos: {e}");
+            code = exit::INTERNAL;
+        }
         crate::transport::process::kill_every_group();
         eprintln!("mcp-chaos: interrupted by {signal}; the server's process tree was killed");
         std::process::exit(code);
@@ -981,14 +1028,37 @@ fn replay(args: &ReplayArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    let env = |name: &str| std::env::var(name).ok();
     let server = match args.stdio.as_deref().map(StdioConfig::from_command_line) {
-        None => None,
-        Some(Ok(c)) => Some(ServerSpec::Stdio(c)),
+        None => {
+            let given = match args
+                .headers
+                .iter()
+                .map(|h| h.resolve(&env))
+                .collect::<Result<Vec<_>, String>>()
+            {
+                Ok(given) => given,
+                Err(e) => {
+                    eprintln!("mcp-chaos: {e}");
+                    return exit::USAGE;
+                }
+            };
+            match file.server.spec_with(&env, &given) {
+                Ok(spec) => spec,
+                Err(e) => {
+                    eprintln!("mcp-chaos: {}: {e}", args.file.display());
+                    return exit::USAGE;
+                }
+            }
+        }
+        Some(Ok(c)) => ServerSpec::Stdio(c),
         Some(Err(e)) => {
             eprintln!("mcp-chaos: {e}");
             return exit::USAGE;
         }
     };
+    let secrets = server.redactions();
+    let redact = |s: &str| crate::oracle::leaks::redact(s, &secrets);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -1001,18 +1071,22 @@ fn replay(args: &ReplayArgs) -> i32 {
         }
     };
     println!(
-        "replaying {} {} on {} (protocol {}): tools/call {} {}",
+        "replaying {} {} on {} (protocol {}): tools/call {} {}{}",
         file.expect.code,
         file.expect.invariant,
         file.server.spec().describe(),
         file.protocol_version,
         file.tool,
-        file.arguments
+        file.arguments,
+        file.upstream
+            .as_ref()
+            .map(|u| format!(" under the upstream fault {}", u.fault))
+            .unwrap_or_default()
     );
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
-    match runtime.block_on(run::replay::replay(&file, server, timeout)) {
+    match runtime.block_on(run::replay::replay(&file, Some(server), timeout)) {
         Err(e) => {
-            eprintln!("mcp-chaos: {e}");
+            eprintln!("mcp-chaos: {}", redact(&e));
             exit::SERVER_START
         }
         Ok(outcome) if outcome.reproduced => {
@@ -1021,7 +1095,12 @@ fn replay(args: &ReplayArgs) -> i32 {
                 .iter()
                 .filter(|f| f.code == file.expect.code)
             {
-                println!("STILL FAILS: {} {}: {}", f.code, f.invariant, f.message);
+                println!(
+                    "STILL FAILS: {} {}: {}",
+                    f.code,
+                    f.invariant,
+                    redact(&f.message)
+                );
             }
             exit::VIOLATIONS
         }
@@ -1030,7 +1109,9 @@ fn replay(args: &ReplayArgs) -> i32 {
             for f in &outcome.findings {
                 println!(
                     "  (other finding: {} {}: {})",
-                    f.code, f.invariant, f.message
+                    f.code,
+                    f.invariant,
+                    redact(&f.message)
                 );
             }
             exit::SUCCESS
@@ -1405,13 +1486,27 @@ fn write_suite_report_on_signal(
     })
 }
 
+/// Topics `mcp-chaos explain` describes besides the invariants: (name, text).
+const EXPLAIN_TOPICS: &[(&str, &str)] = &[
+    ("upstream", run::reach::EXPLAIN),
+    ("fault-properties", run::fault_props::EXPLAIN),
+];
+
 fn explain(code: Option<&str>) -> i32 {
+    if let Some((name, text)) = code.and_then(|c| EXPLAIN_TOPICS.iter().find(|(n, _)| *n == c)) {
+        println!("{name}\n\n{}", textwrap(text, 90));
+        return exit::SUCCESS;
+    }
     match code {
         None => {
             for inv in finding::CATALOG {
                 println!("{}  {:<34} {}", inv.code, inv.name, inv.summary);
             }
-            println!("\nRun `mcp-chaos explain CODE` for details.");
+            let topics: Vec<&str> = EXPLAIN_TOPICS.iter().map(|(n, _)| *n).collect();
+            println!(
+                "\nRun `mcp-chaos explain CODE` for details, or `mcp-chaos explain TOPIC` for {}.",
+                topics.join(", ")
+            );
             exit::SUCCESS
         }
         Some(code) => match finding::lookup(code) {

@@ -14,6 +14,7 @@ pub mod generated;
 pub mod http;
 pub mod leaked;
 pub mod leaks;
+pub mod lifecycle;
 pub mod liveness;
 pub mod masking;
 pub mod no_response;
@@ -23,6 +24,7 @@ pub mod raw_error;
 pub mod response_id;
 pub mod response_shape;
 pub mod server_request_flood;
+pub mod stdin_eof;
 pub mod stdout;
 pub mod structured;
 pub mod unknown_tool;
@@ -57,6 +59,11 @@ pub struct Context<'a> {
     /// Exact strings that must never reach the model: the fake upstream's canaries and the
     /// secrets given to the server.
     pub exact: &'a [(LeakKind, String)],
+    /// The server's advertised `capabilities` (the `InitializeResult`'s, or `server/discover`'s
+    /// under 2026-07-28), or `None` when not known, in which case every capability counts as
+    /// advertised. Probes of a capability the server did not advertise owe -32601
+    /// ([`error_codes::gating_capability`]).
+    pub capabilities: Option<&'a Value>,
 }
 
 static NO_TOOLS: LazyLock<ToolTable> = LazyLock::new(ToolTable::default);
@@ -68,6 +75,7 @@ impl Context<'static> {
             version,
             tools: &NO_TOOLS,
             exact: &[],
+            capabilities: None,
         }
     }
 }
@@ -149,6 +157,7 @@ pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     findings.extend(error_codes::check(ctx, ex));
     findings.extend(unknown_tool::check(ctx, ex));
     findings.extend(version::check(ctx, ex));
+    findings.extend(lifecycle::check(ctx, ex));
     findings.extend(business_failure::check(ctx, ex));
     findings.extend(masking::check(ctx, ex));
     findings.extend(actionable::check(ctx, ex));

@@ -32,7 +32,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             | Probe::DuplicateId
             | Probe::LargeRequest { .. }
             // Judged by wire-answer, which reports a missing answer as no-response itself.
-            | Probe::Wire { .. },
+            | Probe::Wire { .. }
+            // Out of the lifecycle order, no answer is owed (`basic/lifecycle`; served-before-
+            // initialize judges what came back).
+            | Probe::Lifecycle { .. },
             _,
             _,
         ) => Vec::new(),
@@ -209,6 +212,7 @@ mod tests {
             version: ProtocolVersion::V2025_11_25,
             tools: &tools,
             exact: &[],
+            capabilities: None,
         };
         check(&ctx, ex)
     }

@@ -42,6 +42,10 @@ pub struct HttpConfig {
     /// Extra headers sent on every request (`--header`, expanded; see [`crate::auth`]):
     /// `(name, value)`. Values are credentials, never printed.
     pub headers: Vec<(String, String)>,
+    /// The same headers as written, before `${NAME}` expansion: `(name, template)`. What a
+    /// replay file saves of them (see [`crate::run::replay`]); empty when they were not
+    /// written as templates (a scenario's).
+    pub header_templates: Vec<(String, String)>,
 }
 
 impl HttpConfig {
@@ -55,6 +59,7 @@ impl HttpConfig {
             max_frame_bytes: super::DEFAULT_MAX_FRAME_BYTES,
             allow_remote: false,
             headers: Vec::new(),
+            header_templates: Vec::new(),
         }
     }
 }
@@ -477,8 +482,20 @@ impl HttpTransport {
             let _ = tokio::time::timeout(Duration::from_secs(2), request.send()).await;
         }
         self.abandon_requests();
+        // The started server's stdin is /dev/null from the start: it is not expected to exit
+        // on its own, so SIGTERM at once (then SIGKILL after the term grace).
         match self.process.take() {
-            Some(process) => process.shutdown().await,
+            Some(process) => process.shutdown_after(Duration::ZERO).await,
+            None => ShutdownOutcome::Killed,
+        }
+    }
+
+    /// Drops requests in flight and kills the started server at once (no `DELETE`, no grace):
+    /// see [`ServerProcess::kill`].
+    pub async fn kill(mut self) -> ShutdownOutcome {
+        self.abandon_requests();
+        match self.process.take() {
+            Some(process) => process.kill().await,
             None => ShutdownOutcome::Killed,
         }
     }

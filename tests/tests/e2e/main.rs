@@ -1,7 +1,9 @@
 //! End-to-end tests: the real `mcp-chaos` binary against the fixture server (correct, and with
 //! each flaw planted), against servers that misbehave at start, and through its CLI surface.
 
+mod action;
 mod auth;
+mod browser;
 mod chaos;
 mod cli;
 mod faults;
@@ -9,6 +11,7 @@ mod generated;
 mod hostile;
 mod http;
 mod invariants;
+mod lifecycle;
 mod report;
 
 /// Every flaw the fixture can plant has an end-to-end case, in one of the modules, that
@@ -20,11 +23,14 @@ fn every_flaw_has_an_end_to_end_case() {
         .iter()
         .chain(faults::FAULT_FLAWS)
         .chain(faults::SCOPED_FAULT_FLAWS)
+        .chain(faults::REACH_FLAWS)
         .chain(http::HTTP_FLAWS)
         .chain(chaos::CHAOS_FLAWS)
         .chain(generated::GENERATED_FLAWS)
         .chain(invariants::WEDGE_FLAWS)
         .chain(wire::WIRE_FLAWS)
+        .chain(lifecycle::LIFECYCLE_FLAWS)
+        .chain(invariants::EOF_FLAWS)
         .copied()
         .collect();
     for flaw in Flaw::ALL {
