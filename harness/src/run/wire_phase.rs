@@ -205,9 +205,14 @@ impl SessionIds {
 }
 
 /// The request ids of a frame (and of its batch elements), as JSON text, when it is JSON
-/// (read lossily where not UTF-8).
+/// (read lossily where not UTF-8, and past serde_json's 128 levels: a server whose parser
+/// reads a deep frame has seen its id, which must then not be reused).
 fn frame_ids(frame: &[u8]) -> Vec<String> {
-    let Ok(value) = serde_json::from_str::<Value>(&String::from_utf8_lossy(frame)) else {
+    let text = String::from_utf8_lossy(frame);
+    let parsed = serde_json::from_str::<Value>(&text)
+        .ok()
+        .or_else(|| crate::wire::parse_to_depth(&text, SHRINK_DEPTH).ok());
+    let Some(value) = parsed else {
         return Vec::new();
     };
     let id = |v: &Value| {
@@ -240,6 +245,8 @@ enum Bound {
     Time,
     /// The server could not be restarted (or the campaign gave up).
     Gone,
+    /// The run's budget (`--budget-ms`) was spent.
+    Budget,
 }
 
 impl Bound {
@@ -252,6 +259,7 @@ impl Bound {
                 SHRINK_TIME.as_secs()
             ),
             Bound::Gone => "stopped: the server could not be restarted".into(),
+            Bound::Budget => "stopped: the run's budget (--budget-ms) was spent".into(),
         }
     }
 }
@@ -259,7 +267,7 @@ impl Bound {
 impl Campaign<'_> {
     /// Runs the wire phase: `cases` frames (see the module docs).
     pub(super) async fn wire_phase(&mut self, cases: usize) {
-        if cases == 0 || self.gave_up {
+        if cases == 0 || self.gave_up || self.cut_by_budget("wire phase", 0, cases) {
             return;
         }
         let started = Instant::now();
@@ -284,6 +292,9 @@ impl Campaign<'_> {
         // level, a subscription): the server is then restarted for the phases after this one.
         let mut dirty = false;
         while sent < cases && case < cases * 2 && !self.gave_up {
+            if self.cut_by_budget("wire phase", sent, cases) {
+                break;
+            }
             case += 1;
             let version = self.context().version;
             let Some(mut request) = draw(self.config.seed, case, version) else {
@@ -551,6 +562,9 @@ impl Campaign<'_> {
                     false
                 } else if started.elapsed() >= SHRINK_TIME {
                     bound = Bound::Time;
+                    false
+                } else if self.cut_by_budget("wire phase: shrinking", 0, 0) {
+                    bound = Bound::Budget;
                     false
                 } else {
                     steps += 1;
@@ -1040,6 +1054,20 @@ pub fn from_base64(text: &str) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A frame nested past serde_json's 128 levels still has its id recorded: a server that
+    /// read it has seen the id, and a later frame reusing it would be a reused request id
+    /// (as mcp-server-fetch showed, which then answers nothing).
+    #[test]
+    fn ids_of_frames_nested_past_128_levels_are_recorded() {
+        let mut params = String::from("1");
+        for _ in 0..300 {
+            params = format!("[{params}]");
+        }
+        let frame = format!(r#"{{"jsonrpc":"2.0","id":"abc","method":"ping","params":{params}}}"#);
+        assert_eq!(frame_ids(frame.as_bytes()), [r#""abc""#]);
+        assert_eq!(frame_ids(br#"[{"id":-1},{"id":2}]"#), ["-1", "2"]);
+    }
 
     #[test]
     fn bytes_that_are_not_utf8_survive_decode_and_encode() {
