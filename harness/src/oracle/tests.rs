@@ -447,3 +447,113 @@ fn output_validation_errors_are_the_outputs_fault_not_the_arguments() {
         assert_eq!(names, ["valid-args-rejected"], "{answer}: {findings:?}");
     }
 }
+
+/// A wire-phase `ping` request nested `depth` levels deep in its params, left unanswered (the
+/// fence ping after it was answered).
+fn unanswered_wire_ping(depth: usize) -> Exchange {
+    let mut params = json!({ "x": 1 });
+    for _ in 0..depth {
+        params = json!({ "a": params });
+    }
+    let id = RequestId::from(9);
+    let sent = wire::to_line(&wire::request(&id, "ping", Some(params)));
+    Exchange {
+        probe: Probe::Wire {
+            case: 1,
+            what: "ping with deep nesting".into(),
+            expected: super::wire_answer::Expected::Response(id.clone()),
+            phase: "generated",
+        },
+        sent,
+        expect: Expect::Response {
+            id,
+            or_null: true,
+            fence: true,
+        },
+        received: Vec::new(),
+        preceding: 0,
+        outcome: Outcome::Fenced,
+        elapsed: Duration::from_millis(1),
+        timeout_ms: 1000,
+        fault: None,
+    }
+}
+
+/// A request left unanswered is a violation, but one nested past
+/// [`super::wire_answer::DEEP_NESTING`] levels is a warning: a parser may refuse a frame on
+/// depth (RFC 8259 §9), and the spec does not say what such a frame is owed.
+#[test]
+fn an_unanswered_request_nested_very_deep_is_a_warning() {
+    let ctx = Context::bare(ProtocolVersion::V2025_11_25);
+    let severities = |depth: usize| -> Vec<(String, crate::finding::Severity)> {
+        judge(&ctx, &unanswered_wire_ping(depth))
+            .into_iter()
+            .map(|f| (f.invariant, f.severity))
+            .collect()
+    };
+    assert_eq!(
+        severities(3),
+        [(
+            "no-response".to_owned(),
+            crate::finding::Severity::Violation
+        )]
+    );
+    let deep = judge(&ctx, &unanswered_wire_ping(200));
+    assert_eq!(deep.len(), 1, "{deep:?}");
+    assert_eq!(deep[0].invariant, "no-response");
+    assert_eq!(deep[0].severity, crate::finding::Severity::Warning);
+    assert!(deep[0].message.contains("RFC 8259"), "{}", deep[0].message);
+}
+
+/// A request with a member JSON-RPC 2.0 does not define, dropped or rejected with an error of
+/// id null, is a warning (a strict parser may read it as an invalid request); the same
+/// answer to a plain request is a violation.
+#[test]
+fn a_request_with_an_undefined_member_read_strictly_is_a_warning() {
+    let ctx = Context::bare(ProtocolVersion::V2025_11_25);
+    let rejected = |what: &str| {
+        let mut ex = unanswered_wire_ping(0);
+        if let Probe::Wire { what: w, .. } = &mut ex.probe {
+            *w = what.to_owned();
+        }
+        let answer = serde_json::to_vec(&json!({
+            "jsonrpc": "2.0", "id": null,
+            "error": {"code": -32700, "message": "Parse error"}
+        }))
+        .unwrap();
+        ex.received = vec![Received {
+            at_ms: 1,
+            item: ReceivedItem::Frame(Frame::new(answer)),
+        }];
+        judge(&ctx, &ex)
+            .into_iter()
+            .map(|f| (f.invariant, f.severity))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        rejected("ping with an unknown member"),
+        [(
+            "response-id-mismatch".to_owned(),
+            crate::finding::Severity::Warning
+        )]
+    );
+    assert_eq!(
+        rejected("a valid ping"),
+        [(
+            "response-id-mismatch".to_owned(),
+            crate::finding::Severity::Violation
+        )]
+    );
+    let mut dropped = unanswered_wire_ping(0);
+    if let Probe::Wire { what, .. } = &mut dropped.probe {
+        *what = "ping with an unknown member".into();
+    }
+    let f = judge(&ctx, &dropped);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].severity, crate::finding::Severity::Warning);
+    assert!(
+        f[0].probe.starts_with("wire frames dropped"),
+        "{}",
+        f[0].probe
+    );
+}

@@ -12,7 +12,8 @@
 //! that already covers it:
 //! - a request (or an unreadable frame, which is owed an error) left without any response:
 //!   `no-response` (MC103; a warning for an unreadable frame, as for the malformed-JSON
-//!   probes);
+//!   probes, and for a request nested deeper than [`DEEP_NESTING`] levels, which a parser
+//!   may refuse on depth);
 //! - a response whose id is not the request's: `response-id-mismatch` (MC104);
 //! - a response to a frame owed nothing (a notification, a response): `reply-to-notification`
 //!   (MC106);
@@ -34,6 +35,14 @@ use crate::finding::{
 use crate::protocol::ProtocolVersion;
 use crate::session::{Exchange, Outcome, Probe};
 use crate::wire::{self, BatchItem, IdNumber, RequestId, ResponseId, WireError};
+
+/// Nesting (arrays and objects) past which a request left unanswered is a warning, not a
+/// violation: RFC 8259 §9 lets a JSON parser limit the depth it reads, and neither JSON-RPC
+/// nor MCP says what a server owes a frame its parser refused on depth (common limits: 100 in
+/// Ruby's `json`, 128 in serde_json, 200 in pydantic's jiter, which the Python SDK reads
+/// frames with and silently drops a frame 200 levels deep). A server that dies or wedges on
+/// such a frame is still judged by the liveness check.
+pub const DEEP_NESTING: usize = 64;
 
 /// What a correct server owes in answer to one frame (JSON-RPC 2.0 §4–§6, MCP
 /// `basic/index` §Messages). Only responses count as answers: the server may also write
@@ -461,8 +470,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         .filter(|raw| matches!(wire::parse(raw), Ok(wire::Message::Batch(_))))
         .count();
     let nothing = responses.is_empty() && batches == 0;
+    let depth = wire::json_depth(&ex.sent, wire::MAX_DEPTH);
+    let deep = depth > DEEP_NESTING;
     let (invariant, severity) = if nothing {
-        let severity = if expected.drop_is_violation() {
+        let severity = if expected.drop_is_violation() && !deep {
             Severity::Violation
         } else {
             Severity::Warning
@@ -496,18 +507,70 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             _ => (&WIRE_ANSWER, Severity::Violation),
         }
     };
+    // JSON-RPC 2.0 lists a request's members and neither allows nor forbids others: a server
+    // whose parser reads such a frame strictly, as an invalid request, and drops or rejects
+    // it (the TypeScript SDK's message schema is strict) breaks no rule the spec states
+    // outright, only the rule that an error carries the id it could read.
+    let extra_member = matches!(
+        crate::fuzz::kind_of(what),
+        "a result member" | "an error member" | "an unknown member"
+    );
+    let refused = nothing || (batches == 0 && responses.len() == 1 && responses[0].is_error());
+    let severity = if extra_member && refused {
+        Severity::Warning
+    } else {
+        severity
+    };
+    let note = if extra_member && refused {
+        " (the frame carries a member JSON-RPC 2.0 does not define: a strict parser may read it as an invalid request, which is still owed an error carrying the id it could read)".to_owned()
+    } else if nothing && deep && expected.drop_is_violation() {
+        format!(
+            " (the frame nests {depth} levels deep, past {DEEP_NESTING}: a JSON parser may refuse it on depth, RFC 8259 §9, and the spec does not say what such a frame is owed; a parse error -32700 with id null tells the client why)"
+        )
+    } else {
+        String::new()
+    };
     let mut f = finding(
         invariant,
         severity,
         ctx,
         ex,
-        format!("{}: {violation}", ex.probe.label()),
+        format!("{}: {violation}{note}", ex.probe.label()),
     );
     f.request = Some(escaped(&ex.sent, super::EXCERPT_BYTES));
+    if nothing && severity == Severity::Warning {
+        // A frame dropped where dropping is a warning: one finding per class of frame
+        // (unreadable, invalid request, batch, nested very deep), whatever near-miss spoilt
+        // it, under a label that depends on neither the case nor the seed (baselines key on
+        // it); the first frame's message is shown, the others are counted.
+        let class = if extra_member && !deep {
+            "requests with a member JSON-RPC does not define".to_owned()
+        } else {
+            dropped_class(expected, deep)
+        };
+        f.probe = format!("wire frames dropped ({class})");
+        f.group = Some(format!("wire-dropped|{class}"));
+        return vec![f];
+    }
     // One finding per rule broken and kind of frame owed (a batch, a response...), however
     // many frames broke it; the first one's message and frame are shown.
     f.group = Some(format!("wire|{}|{}", invariant.code, expected.kind()));
     vec![f]
+}
+
+/// The class of a frame dropped without an answer, where dropping it is a warning: what the
+/// `no-response` warnings of the wire phase are grouped by.
+fn dropped_class(expected: &Expected, deep: bool) -> String {
+    if deep {
+        return format!("nested past {DEEP_NESTING} levels");
+    }
+    match expected {
+        Expected::Batch { .. } => "batches",
+        Expected::Error(Some(_)) => "invalid requests",
+        Expected::AnyOf(_) => "frames of more than one reading",
+        _ => "unreadable: not JSON, not UTF-8 or not a message",
+    }
+    .to_owned()
 }
 
 /// Whether `sent` is one request whose `params` is not an object (an array: JSON-RPC allows
