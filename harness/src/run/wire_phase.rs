@@ -247,6 +247,9 @@ enum Bound {
     Gone,
     /// The run's budget (`--budget-ms`) was spent.
     Budget,
+    /// The frame itself, sent first to a fresh server, did not fail again: the failure
+    /// depends on the frames before it, and shrinking the frame alone cannot keep it.
+    NotAlone,
 }
 
 impl Bound {
@@ -260,6 +263,7 @@ impl Bound {
             ),
             Bound::Gone => "stopped: the server could not be restarted".into(),
             Bound::Budget => "stopped: the run's budget (--budget-ms) was spent".into(),
+            Bound::NotAlone => "not shrunk: sent alone to a fresh server it did not fail again, so it fails only after the frames before it in the session".into(),
         }
     }
 }
@@ -581,6 +585,20 @@ impl Campaign<'_> {
                 }
             }};
         }
+        // The frame itself first, on a fresh server: a failure it does not reproduce alone
+        // depends on the session before it, and no smaller frame would keep it.
+        if let Some(old) = self.session.take() {
+            old.shutdown().await;
+        }
+        steps += 1;
+        match self
+            .wire_reproduces(case, what, bytes, failure, group, ids)
+            .await
+        {
+            Some(true) => {}
+            Some(false) => return (steps, Bound::NotAlone, best),
+            None => return (steps, Bound::Gone, best),
+        }
         // Structure: over the JSON value, with bytes that are not UTF-8 carried along.
         if let Some(mut value) = decode(&best) {
             let normal = encode(&value);
@@ -653,6 +671,16 @@ impl Campaign<'_> {
             .iter_mut()
             .filter(|f| f.code == failure.code())
         {
+            if bound == Bound::NotAlone {
+                f.message = format!(
+                    "{} The frame {}; {}.",
+                    f.message.trim_end(),
+                    failure.describe(),
+                    bound.describe(),
+                );
+                // A replay of the frame alone would not reproduce it: no replay file.
+                continue;
+            }
             f.message = format!(
                 "{} The frame {}; shrunk in {steps} steps ({}) from {} to {} bytes: {shown}",
                 f.message.trim_end(),
