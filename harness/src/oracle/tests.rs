@@ -557,3 +557,26 @@ fn a_request_with_an_undefined_member_read_strictly_is_a_warning() {
         f[0].probe
     );
 }
+
+/// A request whose `params._meta` is not an object is invalid under MCP: dropping it is a
+/// warning (as for other invalid requests), serving it is no fault.
+#[test]
+fn a_request_with_a_meta_that_is_not_an_object_is_an_invalid_request() {
+    let ctx = Context::bare(ProtocolVersion::V2025_11_25);
+    let id = RequestId::from(9);
+    let mut ex = unanswered_wire_ping(0);
+    ex.sent = wire::to_line(&wire::request(&id, "ping", Some(json!({"_meta": 2.5}))));
+    if let Probe::Wire { what, .. } = &mut ex.probe {
+        *what = "ping with a params member of another type".into();
+    }
+    let dropped = judge(&ctx, &ex);
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert_eq!(dropped[0].severity, crate::finding::Severity::Warning);
+    let answer = serde_json::to_vec(&wire::success(&id, json!({}))).unwrap();
+    ex.received = vec![Received {
+        at_ms: 1,
+        item: ReceivedItem::Frame(Frame::new(answer)),
+    }];
+    ex.outcome = Outcome::Answered { index: 0 };
+    assert!(judge(&ctx, &ex).is_empty(), "{:?}", judge(&ctx, &ex));
+}

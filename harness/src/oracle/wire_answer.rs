@@ -401,10 +401,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         return Vec::new();
     };
     let demoted;
-    let array_params = mcp_invalid_params(&ex.sent);
-    let expected = match (expected, array_params) {
-        // A request whose `params` is an array: valid JSON-RPC, but MCP defines every
-        // `params` as an object, so it is an invalid request under MCP.
+    let mcp_invalid = mcp_invalid_params(&ex.sent);
+    let expected = match (expected, mcp_invalid) {
+        // A request whose `params` is an array, or whose `params._meta` is not an object:
+        // valid JSON-RPC, but an invalid request under MCP.
         (Expected::Response(id), true) => {
             demoted = Expected::Error(Some(id.clone()));
             &demoted
@@ -493,8 +493,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             {
                 // JSON-RPC 2.0 lists a request's members but forbids no other: serving a
                 // request that also carries `result`, `error` or an unknown member is no fault.
-                // Nor is serving array params where the method needs none.
-                if array_params
+                // Nor is serving array params where the method needs none, or ignoring a
+                // `_meta` that is not an object.
+                if mcp_invalid
                     || matches!(
                         crate::fuzz::kind_of(what),
                         "a result member" | "an error member" | "an unknown member"
@@ -567,17 +568,21 @@ fn dropped_class(expected: &Expected, deep: bool) -> String {
     match expected {
         Expected::Batch { .. } => "batches",
         Expected::Error(Some(_)) => "invalid requests",
-        Expected::AnyOf(_) => "frames of more than one reading",
-        _ => "unreadable: not JSON, not UTF-8 or not a message",
+        _ => "unreadable: not JSON, not UTF-8, ambiguous or not a message",
     }
     .to_owned()
 }
 
-/// Whether `sent` is one request whose `params` is not an object (an array: JSON-RPC allows
-/// it, MCP does not).
+/// Whether `sent` is one request whose `params` MCP defines otherwise than JSON-RPC does: not
+/// an object (an array: JSON-RPC allows it, MCP does not), or with a `_meta` that is not an
+/// object (every version's schema defines `params._meta` as an object). Such a request is
+/// invalid under MCP, owed an error (or served leniently); a server whose parser reads it
+/// strictly, as no request at all, drops it (the TypeScript SDK's message schema does).
 fn mcp_invalid_params(sent: &[u8]) -> bool {
     match wire::parse(sent.strip_suffix(b"\n").unwrap_or(sent)) {
-        Ok(wire::Message::Request(r)) => r.params().is_some_and(|p| !p.is_object()),
+        Ok(wire::Message::Request(r)) => r
+            .params()
+            .is_some_and(|p| !p.is_object() || p.get("_meta").is_some_and(|m| !m.is_object())),
         _ => false,
     }
 }
