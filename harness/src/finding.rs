@@ -155,7 +155,10 @@ catalog! {
          ids, truncation, huge strings, trailing garbage) and judges each answer as JSON-RPC 2.0 \
          owes it: exactly one response per request with its id, none per notification, one \
          error (id null when unreadable) per frame that is not a valid request, one array per \
-         batch. A request left unanswered is reported as no-response, a wrong id as \
+         batch. A request left unanswered is reported as no-response (a warning, one per \
+         class of frame, when the frame is unreadable, an invalid request, a batch where \
+         batches are undefined, carries a member JSON-RPC does not define, or nests past 64 \
+         levels, which RFC 8259 lets a parser refuse), a wrong id as \
          response-id-mismatch and a reply to a notification as reply-to-notification; this \
          invariant covers the rest: two answers to one request, a batch answered element by \
          element or not at all, an answer to a frame owed nothing but an error (a success for \

@@ -6,7 +6,9 @@
 //! `server-died`, `not-alive`, `server-wedged`).
 //!
 //! A frame that kills the server, leaves it not answering, or gets a wrong answer (a violation)
-//! is shrunk to the smallest frame that still does the same: first over its JSON structure
+//! is first sent alone to a fresh server; when it fails again there (otherwise the finding
+//! says it fails only after the frames before it), it is shrunk to the smallest frame that
+//! still does the same: first over its JSON structure
 //! (a container replaced by one of its descendants, members and elements dropped, strings
 //! shortened), then over its bytes (ranges deleted, halving their length; a frame that is JSON
 //! stays JSON), each candidate sent
@@ -16,6 +18,10 @@
 //! [`SHRINK_TIME`], and the finding says which bound it hit. The finding shows the shrunk
 //! frame with `\xNN` for bytes that are not UTF-8; with `--replays DIR` a replay file carries
 //! its exact bytes (base64) for `mcp-chaos replay`.
+//!
+//! Under `--budget-ms`, no frame and no shrinking candidate starts once the run's budget is
+//! spent; the summary's `budget_cut` then says `wire phase: N of M run` (or `wire phase:
+//! shrinking: cut short`).
 //!
 //! After the phase the server is restarted when a frame may have changed the session's state
 //! (a second `initialize`, `logging/setLevel`, `resources/subscribe`), so that the later phases
