@@ -150,24 +150,18 @@ catalog! {
          JSON; never close stdout while the process runs.";
     WIRE_ANSWER = "MC118", "wire-answer", "basic/index#messages",
         "Every frame gets the answer JSON-RPC owes it: one response per request, none per notification, one array per batch.",
-        "The wire phase sends frames from the generator of mcp_chaos::fuzz (valid messages of the \
-         negotiated version, and near-misses: invalid UTF-8, deep nesting, duplicate keys, odd \
-         ids, truncation, huge strings, trailing garbage) and judges each answer as JSON-RPC 2.0 \
-         owes it: exactly one response per request with its id, none per notification, one \
-         error (id null when unreadable) per frame that is not a valid request, one array per \
-         batch. A request left unanswered is reported as no-response (a warning, one per \
-         class of frame, when the frame is unreadable, an invalid request, a batch where \
-         batches are undefined, carries a member JSON-RPC does not define, or nests past 64 \
-         levels, which RFC 8259 lets a parser refuse), a wrong id as \
-         response-id-mismatch and a reply to a notification as reply-to-notification; this \
-         invariant covers the rest: two answers to one request, a batch answered element by \
-         element or not at all, an answer to a frame owed nothing but an error (a success for \
-         an invalid request is a warning). A frame that kills or wedges the server is \
-         server-died, not-alive or server-wedged. Every failing frame is shrunk (over its JSON \
-         structure, then its bytes) to the smallest one that still fails the same way, shown \
-         with its exact bytes (\\xNN where not UTF-8) and replayable with mcp-chaos replay. \
-         Fix: read frames as bytes, reject what is not UTF-8 JSON with -32700, validate the \
-         envelope before dispatch, and answer each request exactly once.";
+        "The wire phase sends frames from the generator of mcp_chaos::fuzz (messages of the negotiated \
+         version and near-misses: invalid UTF-8, deep nesting, odd ids, truncation) and judges each answer: one response per request with \
+         its id, none per notification, one error (id null when unreadable) per invalid frame, \
+         one array per batch. A request left unanswered is no-response (a warning, one per \
+         class, for an unreadable or invalid frame, a batch where undefined, an undefined \
+         member, or nesting past 64 levels, which RFC 8259 lets a parser refuse), a wrong id \
+         response-id-mismatch, a reply to a notification reply-to-notification; this covers \
+         the rest: two answers to one request, a batch answered element by element, an answer \
+         where only an error is owed (a success for an invalid request is a warning). A frame \
+         that kills or wedges the server is server-died, not-alive or server-wedged. Failing \
+         frames are shrunk and replayable. Fix: reject what is not UTF-8 JSON with -32700, \
+         validate the envelope, answer each request once.";
     NOTIFICATION_FLOOD = "MC112", "notification-flood", "server/utilities/logging#implementation-considerations",
         "A server does not flood the client with notifications (log messages SHOULD be rate-limited).",
         "Servers SHOULD rate-limit log messages (notifications/message), and progress \
