@@ -7,6 +7,7 @@ pub mod args;
 mod chaos;
 pub mod driver;
 pub mod faults;
+pub mod features;
 pub mod generated;
 pub mod live;
 mod recover;
@@ -157,6 +158,9 @@ pub struct RunConfig {
     pub seed: u64,
     /// Which listed tools are called (`--tools`, `--skip-tools`, `--read-only`).
     pub selection: select::ToolSelection,
+    /// Which server features beyond tools the features phase exercises (`--features`,
+    /// `--skip-resources`, `--skip-prompts`); [`features::FeatureSelection::NONE`] skips it.
+    pub features: features::FeatureSelection,
     /// The command line that reruns this run exactly (its seed included, secrets redacted),
     /// for the summary and the reports; `None` when the run has none (a library run).
     pub rerun: Option<String>,
@@ -189,6 +193,7 @@ impl RunConfig {
             secrets: Vec::new(),
             seed: 0,
             selection: select::ToolSelection::default(),
+            features: features::FeatureSelection::ALL,
             rerun: None,
         }
     }
@@ -344,6 +349,10 @@ pub struct Summary {
     /// JSON when nothing was dropped.
     #[serde(skip_serializing_if = "crate::session::flood::Dropped::is_empty")]
     pub dropped: crate::session::flood::Dropped,
+    /// The features phase's requests per feature and what the server listed; left out of the
+    /// JSON when the phase sent nothing.
+    #[serde(skip_serializing_if = "features::FeatureCounts::is_empty")]
+    pub features: features::FeatureCounts,
 }
 
 /// One tool's generated phase, in the report's summary.
@@ -460,6 +469,7 @@ impl Report {
         a.restarts += b.restarts;
         a.generated.extend(b.generated.iter().cloned());
         a.dropped.add(&b.dropped);
+        a.features.add(&b.features);
         a.tools = a.tools.max(b.tools);
         self.server.protocol_version = format!(
             "{}, {}",
@@ -944,6 +954,9 @@ pub struct Phases {
     pub version_probe: bool,
     /// Over an HTTP session, end it with DELETE and check that its id is then refused (404).
     pub end_session: bool,
+    /// The features phase (resources, prompts, completion, logging, capability gating), for
+    /// the features [`RunConfig::features`] selects.
+    pub features: bool,
 }
 
 impl Phases {
@@ -956,6 +969,7 @@ impl Phases {
             chaos: config.transport_chaos,
             version_probe: config.version_probe,
             end_session: config.protocol_probes,
+            features: config.features.any(),
         }
     }
 }
@@ -1113,6 +1127,9 @@ impl Campaign<'_> {
                 .map(mcp_chaos_faults::ScopedFault::every)
                 .collect();
             self.fault_phase(&tools, &faults).await;
+        }
+        if phases.features && !self.gave_up {
+            self.features_phase(config.features).await;
         }
         if config.transport_chaos && !self.gave_up {
             let (call, slow) = if config.tool_calls {

@@ -324,6 +324,10 @@ pub struct CampaignSpec {
     /// 404 (default true).
     #[serde(default = "yes")]
     pub end_session: bool,
+    /// The features phase: resources, prompts, completion, logging and capability gating, for
+    /// what the server advertises (default true).
+    #[serde(default = "yes")]
+    pub features: bool,
 }
 
 /// Which channel a tool call's answer came on.

@@ -633,6 +633,7 @@ async fn perform(
                     chaos: c.chaos,
                     version_probe: c.version_probe,
                     end_session: c.end_session,
+                    features: c.features,
                 })
                 .await;
             None

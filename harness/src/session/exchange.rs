@@ -125,6 +125,9 @@ pub enum Probe {
         /// Its size in bytes.
         bytes: usize,
     },
+    /// A request of the features phase (resources, prompts, completion, logging, pagination,
+    /// capability gating).
+    Feature(super::FeatureProbe),
     /// A JSON-RPC batch of requests.
     Batch {
         /// The ids of the requests in the batch.
@@ -183,6 +186,7 @@ impl Probe {
             Probe::Pipelined => "requests written in one chunk".into(),
             Probe::SplitWrites => "request written in pieces".into(),
             Probe::LargeRequest { bytes } => format!("request of {bytes} bytes"),
+            Probe::Feature(f) => f.label(),
             Probe::Batch { defined: true, .. } => "batch of requests".into(),
             Probe::Batch { defined: false, .. } => "batch of requests (robustness)".into(),
         }

@@ -5,6 +5,7 @@ mod auth;
 mod chaos;
 mod cli;
 mod faults;
+mod features;
 mod generated;
 mod hostile;
 mod http;
@@ -24,6 +25,7 @@ fn every_flaw_has_an_end_to_end_case() {
         .chain(chaos::CHAOS_FLAWS)
         .chain(generated::GENERATED_FLAWS)
         .chain(invariants::WEDGE_FLAWS)
+        .chain(features::FEATURE_FLAWS)
         .copied()
         .collect();
     for flaw in Flaw::ALL {
