@@ -12,8 +12,10 @@
 //!   unknown prompt.
 //! - **Completion** (`completions`, 2025-03-26 on): `completion/complete` of the first listed
 //!   prompt argument and template variable, and of an unknown prompt.
-//! - **Logging** (`logging`, handshake versions): `logging/setLevel` with each of the eight
-//!   levels, then an invalid one.
+//! - **Logging** (`logging`, handshake versions), first: `logging/setLevel` with each of the
+//!   eight levels from `emergency` down to `debug`, then an invalid one; the server then logs
+//!   everything while the other features run, and every `notifications/message` is scanned
+//!   by the leak oracle.
 //! - **Capability gating**: for each selected feature the server did not advertise, one request
 //!   of its method (`resources/list`, `prompts/list`, `completion/complete`,
 //!   `logging/setLevel`), which owes -32601.
@@ -309,6 +311,37 @@ impl Campaign<'_> {
             .as_ref()
             .map_or(Value::Null, |n| n.capabilities.clone());
         let version = self.context().version;
+        // First, so that the server logs at `debug` (the last level set) while the other
+        // features run: its log notifications are scanned for leaks. logging/setLevel does
+        // not exist in 2026-07-28.
+        if selection.logging && version.rules().handshake {
+            if advertised(&capabilities, "logging") {
+                for level in LOG_LEVELS.into_iter().rev() {
+                    if self.gave_up {
+                        return;
+                    }
+                    self.feature(
+                        FeatureProbe::SetLevel { level },
+                        Some(json!({"level": level})),
+                    )
+                    .await;
+                }
+                self.feature(
+                    FeatureProbe::InvalidLevel {
+                        level: INVALID_LEVEL,
+                    },
+                    Some(json!({"level": INVALID_LEVEL})),
+                )
+                .await;
+            } else {
+                self.gated(
+                    "logging/setLevel",
+                    "logging",
+                    Some(json!({"level": "info"})),
+                )
+                .await;
+            }
+        }
         let mut templates = None;
         if selection.resources {
             if advertised(&capabilities, "resources") {
@@ -338,40 +371,15 @@ impl Campaign<'_> {
                     .await;
             }
         }
-        // logging/setLevel does not exist in 2026-07-28.
-        if selection.logging && version.rules().handshake {
-            if advertised(&capabilities, "logging") {
-                for level in LOG_LEVELS {
-                    if self.gave_up {
-                        return;
-                    }
-                    self.feature(
-                        FeatureProbe::SetLevel { level },
-                        Some(json!({"level": level})),
-                    )
-                    .await;
-                }
-                self.feature(
-                    FeatureProbe::InvalidLevel {
-                        level: INVALID_LEVEL,
-                    },
-                    Some(json!({"level": INVALID_LEVEL})),
-                )
-                .await;
-            } else {
-                self.gated(
-                    "logging/setLevel",
-                    "logging",
-                    Some(json!({"level": "info"})),
-                )
-                .await;
-            }
-        }
     }
 
     /// Sends one feature request, judges it and checks liveness after it (as
     /// [`Campaign::step`] does for the other probes).
-    async fn feature(&mut self, probe: FeatureProbe, params: Option<Value>) -> Option<Exchange> {
+    pub(super) async fn feature(
+        &mut self,
+        probe: FeatureProbe,
+        params: Option<Value>,
+    ) -> Option<Exchange> {
         if self.gave_up {
             return None;
         }

@@ -196,6 +196,12 @@ const CASES: &[Case] = &[
         violation: false,
     },
     Case {
+        flaw: "log-leaks-stack-trace",
+        version: "2025-11-25",
+        invariant: "leaked-internals",
+        violation: true,
+    },
+    Case {
         flaw: "unadvertised-internal-error",
         version: "2025-11-25",
         invariant: "capability-gating",
@@ -254,6 +260,7 @@ flaw_tests! {
     features_prompt_argument_internal_error = "prompt-argument-internal-error";
     features_log_level_accepts_invalid = "log-level-accepts-invalid";
     features_unadvertised_internal_error = "unadvertised-internal-error";
+    features_log_leaks_stack_trace = "log-leaks-stack-trace";
 }
 
 /// Under a handshake version a wrong resource-not-found code is only a warning (SHOULD), and
