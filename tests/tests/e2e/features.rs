@@ -287,3 +287,67 @@ fn features_resource_not_found_is_a_warning_before_2026_07_28() {
         assert_eq!(run.code, 0, "{flaw}");
     }
 }
+
+/// Scenario steps read a resource and get a prompt, with expectations on the answer: the
+/// fixture's answers meet them, and a wrong expectation is `expectation-failed`.
+#[test]
+fn features_scenario_steps_read_and_prompt() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let write = |name: &str, body: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).expect("the scenario is written");
+        path.to_string_lossy().into_owned()
+    };
+    let steps = r#"
+[[step]]
+read = { uri = "mcp-chaos://fixture/readme" }
+expect = { channel = "result", content_matches = "fails well" }
+
+[[step]]
+read = { uri = "mcp-chaos://fixture/records/7" }
+expect = { content_matches = "Record 7" }
+
+[[step]]
+read = { uri = "mcp-chaos://nowhere" }
+expect = { error_code = -32002, content_matches = "(?i)not found" }
+
+[[step]]
+prompt = { name = "translate", arguments = { text = "hi", language = "french" } }
+expect = { channel = "result", content_matches = "into french" }
+
+[[step]]
+prompt = { name = "translate", arguments = { text = "hi" } }
+expect = { error_code = -32602, content_matches = "language" }
+"#;
+    let server = format!(
+        "[server]\nstdio = [{:?}]\nprotocol_version = \"2025-11-25\"\n",
+        fixture().display().to_string()
+    );
+    let good = write(
+        "good.toml",
+        &format!("name = \"features-good\"\n{server}{steps}"),
+    );
+    let run = run_chaos(&["scenario", &good]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let wrong = write(
+        "wrong.toml",
+        &format!(
+            "name = \"features-wrong\"\n{server}\n[[step]]\nread = {{ uri = \"mcp-chaos://nowhere\" }}\nexpect = {{ channel = \"result\" }}\n"
+        ),
+    );
+    let run = run_chaos(&["scenario", &wrong]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("expectation-failed") || run.stdout.contains("MC601"),
+        "{}",
+        run.stdout
+    );
+    // is_error is about a CallToolResult: not for a read step.
+    let bad = write(
+        "bad.toml",
+        &format!(
+            "name = \"features-bad\"\n{server}\n[[step]]\nread = {{ uri = \"x:y\" }}\nexpect = {{ is_error = true }}\n"
+        ),
+    );
+    assert_eq!(run_chaos(&["scenario", &bad]).code, 3);
+}
