@@ -138,6 +138,40 @@ pub fn redactions(headers: &[(String, String)]) -> Vec<String> {
     out
 }
 
+/// What a file (a replay file) may keep of the header value template `template`: the template
+/// itself when it names at least one environment variable (`${NAME}`) and what is left
+/// without those references is at most an auth scheme word and spaces (`Bearer ${TOKEN}`,
+/// `${API_KEY}`, `Basic ${CREDENTIALS}`); else `None`, for a value written literally holds
+/// the credential itself (`Bearer abc123`, `Bearer abc${REST}`) and is never saved.
+pub fn saved_template(template: &str) -> Option<String> {
+    let mut literal = String::new();
+    let mut rest = template;
+    let mut references = 0;
+    while let Some(at) = rest.find("${") {
+        literal.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after.find('}')?;
+        if end == 0 {
+            return None;
+        }
+        references += 1;
+        literal.push(' ');
+        rest = &after[end + 1..];
+    }
+    literal.push_str(rest);
+    let mut words = literal.split_whitespace();
+    let scheme_only = match (words.next(), words.next()) {
+        (None, _) => true,
+        (Some(scheme), None) => {
+            scheme.chars().all(|c| c.is_ascii_alphabetic())
+                && template.trim_start().starts_with(scheme)
+                && template.trim_start()[scheme.len()..].starts_with(char::is_whitespace)
+        }
+        _ => false,
+    };
+    (references > 0 && scheme_only).then(|| template.to_owned())
+}
+
 /// A server's refusal of the first request: `401 Unauthorized` or `403 Forbidden`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -275,6 +309,31 @@ mod tests {
         let h: HeaderArg = "X-Key: a${TOKEN}\u{7}".parse().unwrap();
         let e = h.resolve(&env).unwrap_err();
         assert!(!e.contains("s3cr3t"), "{e}");
+    }
+
+    #[test]
+    fn only_templates_naming_variables_are_saved() {
+        for kept in [
+            "Bearer ${TOKEN}",
+            "${API_KEY}",
+            "Basic ${B64}",
+            "  Token   ${T} ",
+        ] {
+            assert_eq!(saved_template(kept).as_deref(), Some(kept), "{kept}");
+        }
+        for literal in [
+            "Bearer abc123",
+            "abc123",
+            "Bearer abc${REST}",
+            "${A}:${B}",
+            "${T} suffix",
+            "Bearer${T}",
+            "",
+            "Bearer ${}",
+            "Bearer ${UNTERMINATED",
+        ] {
+            assert_eq!(saved_template(literal), None, "{literal}");
+        }
     }
 
     #[test]

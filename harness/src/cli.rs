@@ -44,7 +44,9 @@ The report is written whatever happens. --report-json PATH is written on exit 2 
 attempted), and on SIGINT or SIGTERM at any point of the run (\"interrupted\": true, the
 findings so far) before the server's process tree is killed. Beside it,
 PATH-without-extension.findings.jsonl (report.json -> report.findings.jsonl) gets one JSON
-line per finding as it is found, so even SIGKILL loses nothing already found.
+line per finding as it is found, so even SIGKILL loses nothing already found. --junit,
+--sarif, --markdown and --html are written in the same cases, from the same report: a run
+that did not start is an error test case, an interrupted one fails if it found a violation.
 
 The summary ends with the seed and the exact command that reruns the run (`--seed N`). Numeric
 knobs can come from the environment (a flag wins): MCP_CHAOS_SEED, MCP_CHAOS_CASES,
@@ -164,6 +166,12 @@ struct ReplayArgs {
     /// Start the server with this command instead of the one saved in the file.
     #[arg(long, value_name = "COMMAND")]
     stdio: Option<String>,
+    /// For an HTTP server: a header sent on every request (repeatable), as `run --header`
+    /// (${NAME} read from the environment). The file keeps the run's headers by name, with
+    /// their ${NAME} templates but never a value written literally: such a header must be
+    /// given again here. One given here replaces the saved one of its name.
+    #[arg(long = "header", value_name = "NAME: VALUE", conflicts_with = "stdio")]
+    headers: Vec<crate::auth::HeaderArg>,
     /// Deadline for each request, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_TIMEOUT_MS)]
     timeout_ms: u64,
@@ -300,7 +308,7 @@ struct DemoArgs {
     output: OutputArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 struct OutputArgs {
     /// Write the report as JSON to this file, whatever happens (exit 2, SIGINT, SIGTERM), and
     /// journal each finding as it is found beside it, in PATH-without-extension.findings.jsonl.
@@ -754,6 +762,11 @@ fn server_spec(args: &RunArgs) -> Result<ServerSpec, Box<dyn std::error::Error>>
                 .iter()
                 .map(|h| h.resolve(&|name| std::env::var(name).ok()))
                 .collect::<Result<_, String>>()?;
+            c.header_templates = args
+                .headers
+                .iter()
+                .map(|h| (h.name.clone(), h.template.clone()))
+                .collect();
             Ok(ServerSpec::Http(c))
         }
         (None, None) => Err(Box::new(crate::transport::StartError::BadCommand {
@@ -825,7 +838,7 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
         }
     };
     let live = run::live::LiveRun::new(config);
-    if let Err(e) = write_report_on_signal(&live, report_json, quiet) {
+    if let Err(e) = write_report_on_signal(&live, output) {
         eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
         return exit::INTERNAL;
     }
@@ -874,7 +887,6 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             eprintln!("mcp-chaos: writing the findings journal failed: {e}");
             return exit::INTERNAL;
         }
-        let completed = outcome.is_ok();
         let (report, code) = match outcome {
             Err(e) => {
                 eprintln!("mcp-chaos: {e}");
@@ -884,8 +896,8 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             Ok(report) => (report, exit::SUCCESS),
         };
         let code = finish_report(&report, report_json, quiet, code);
-        if completed
-            && code != exit::INTERNAL
+        // Whatever happened (exit 2 included), as --report-json.
+        if code != exit::INTERNAL
             && let Err(e) = write_file_reports(&report, output)
         {
             eprintln!("mcp-chaos: {e}");
@@ -947,15 +959,12 @@ fn finish_report(
 }
 
 /// On SIGINT or SIGTERM, at any point of the run and whatever its task is doing: writes the
-/// partial report (the findings so far, `"interrupted": true`), kills every server's process
+/// partial report (the findings so far, `"interrupted": true`) as JSON and as every file report
+/// asked for (`--junit`, `--sarif`, `--markdown`, `--html`), kills every server's process
 /// tree, and exits with 1 (a violation was found) or 2 (the run did not complete).
-fn write_report_on_signal(
-    live: &run::live::LiveRun,
-    report_json: Option<&std::path::Path>,
-    quiet: bool,
-) -> std::io::Result<()> {
+fn write_report_on_signal(live: &run::live::LiveRun, output: &OutputArgs) -> std::io::Result<()> {
     let live = live.clone();
-    let report_json = report_json.map(std::path::Path::to_owned);
+    let output = output.clone();
     crate::interrupt::on_signal(move |signal| {
         if !live.claim_end() {
             // The run had ended: its own report is being written.
@@ -963,12 +972,16 @@ fn write_report_on_signal(
         }
         eprintln!("\nmcp-chaos: {signal}: writing the report of the run so far");
         let report = live.interrupted(signal);
-        let code = finish_report(
+        let mut code = finish_report(
             &report,
-            report_json.as_deref(),
-            quiet,
+            output.report_json.as_deref(),
+            output.quiet,
             live.interrupted_exit_code(),
         );
+        if let Err(e) = write_file_reports(&report, &output) {
+            eprintln!("mcp-chaos: {e}");
+            code = exit::INTERNAL;
+        }
         crate::transport::process::kill_every_group();
         eprintln!("mcp-chaos: interrupted by {signal}; the server's process tree was killed");
         std::process::exit(code);
@@ -983,14 +996,37 @@ fn replay(args: &ReplayArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    let env = |name: &str| std::env::var(name).ok();
     let server = match args.stdio.as_deref().map(StdioConfig::from_command_line) {
-        None => None,
-        Some(Ok(c)) => Some(ServerSpec::Stdio(c)),
+        None => {
+            let given = match args
+                .headers
+                .iter()
+                .map(|h| h.resolve(&env))
+                .collect::<Result<Vec<_>, String>>()
+            {
+                Ok(given) => given,
+                Err(e) => {
+                    eprintln!("mcp-chaos: {e}");
+                    return exit::USAGE;
+                }
+            };
+            match file.server.spec_with(&env, &given) {
+                Ok(spec) => spec,
+                Err(e) => {
+                    eprintln!("mcp-chaos: {}: {e}", args.file.display());
+                    return exit::USAGE;
+                }
+            }
+        }
+        Some(Ok(c)) => ServerSpec::Stdio(c),
         Some(Err(e)) => {
             eprintln!("mcp-chaos: {e}");
             return exit::USAGE;
         }
     };
+    let secrets = server.redactions();
+    let redact = |s: &str| crate::oracle::leaks::redact(s, &secrets);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -1012,9 +1048,9 @@ fn replay(args: &ReplayArgs) -> i32 {
         file.arguments
     );
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
-    match runtime.block_on(run::replay::replay(&file, server, timeout)) {
+    match runtime.block_on(run::replay::replay(&file, Some(server), timeout)) {
         Err(e) => {
-            eprintln!("mcp-chaos: {e}");
+            eprintln!("mcp-chaos: {}", redact(&e));
             exit::SERVER_START
         }
         Ok(outcome) if outcome.reproduced => {
@@ -1023,7 +1059,12 @@ fn replay(args: &ReplayArgs) -> i32 {
                 .iter()
                 .filter(|f| f.code == file.expect.code)
             {
-                println!("STILL FAILS: {} {}: {}", f.code, f.invariant, f.message);
+                println!(
+                    "STILL FAILS: {} {}: {}",
+                    f.code,
+                    f.invariant,
+                    redact(&f.message)
+                );
             }
             exit::VIOLATIONS
         }
@@ -1032,7 +1073,9 @@ fn replay(args: &ReplayArgs) -> i32 {
             for f in &outcome.findings {
                 println!(
                     "  (other finding: {} {}: {})",
-                    f.code, f.invariant, f.message
+                    f.code,
+                    f.invariant,
+                    redact(&f.message)
                 );
             }
             exit::SUCCESS

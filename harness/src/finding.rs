@@ -78,9 +78,11 @@ catalog! {
         "Every MCP message must follow JSON-RPC 2.0, which assigns -32700 to a frame that is not \
          JSON, -32600 to JSON that is not a valid request, -32601 to an unknown method and -32602 to \
          invalid params. Clients branch on these codes: a -32603 for an unknown method reads as a \
-         server crash, and a normal result for an invalid request hides a client bug. Fix: validate \
-         the envelope before dispatch and map each failure to its code, echoing the request id when \
-         it can be read (null otherwise).";
+         server crash, and a normal result for an invalid request hides a client bug. A method \
+         gated behind a capability the server did not advertise (tools/call to a server without \
+         `tools`) is a method it does not have: -32601 is owed there, and -32602 is accepted but never \
+         demanded. Fix: validate the envelope before dispatch and map each failure to its code, \
+         echoing the request id when it can be read (null otherwise).";
     NO_RESPONSE = "MC103", "no-response", "basic/index#responses",
         "Every request gets exactly one response before its deadline.",
         "A request without a response leaves the client waiting until its own timeout; the model \
@@ -196,14 +198,18 @@ catalog! {
          A stack trace, a SQL statement, an internal hostname or a credential there helps an attacker \
          and confuses the model; a canary planted in the fake upstream's error body shows the server \
          passed the raw upstream response through. Servers MUST sanitize tool outputs, and log \
-         messages MUST NOT contain secrets or internal details. Fix: log details to stderr and \
+         messages MUST NOT contain secrets or internal details. A path derived from the request (the \
+         caller's a.py answered as /srv/sandbox/a.py) is the caller's own value, not an internal; a \
+         dependency path (site-packages, node_modules) always is one. Fix: log details to stderr and \
          return a short message of your own.";
     STRUCTURED_CONTENT_SCHEMA = "MC205", "structured-content-schema", "server/tools#output-schema",
         "When a tool declares outputSchema, a successful result carries structuredContent that validates.",
         "Servers MUST provide structured results that conform to the declared output schema; clients \
          SHOULD validate them and reject the result when they do not. A missing or invalid \
          structuredContent breaks every client that relies on the schema. With isError: true the spec \
-         does not say (issue #569); an invalid payload there is only a warning. Fix: build \
+         does not say (issue #569); an invalid payload there is only a warning, and so is an error \
+         in which the server's SDK reports that the tool's own result failed the schema (\"Output \
+         validation error: outputSchema defined but no structured output returned\"). Fix: build \
          structuredContent from the same type the schema is generated from, and test it against \
          the schema.";
     DEADLINE_EXCEEDED = "MC206", "deadline-exceeded", "basic/lifecycle#timeouts",
@@ -217,7 +223,8 @@ catalog! {
         "The inputSchema is the contract the model writes arguments against. A server that answers \
          schema-valid arguments with -32602 or an error blaming the arguments has a schema that \
          says less than its code checks: the model cannot know what to send and keeps failing. \
-         Fix: put every constraint the code enforces into the schema (minLength, pattern, enum, \
+         Text about the tool's output (\"Output validation error: ...\") does not blame the \
+         arguments: that is structured-content-schema (MC205). Fix: put every constraint the code enforces into the schema (minLength, pattern, enum, \
          bounds), or accept what the schema admits.";
     INVALID_ARGS_ACCEPTED = "MC302", "invalid-args-accepted", "server/tools#security-considerations",
         "Arguments that break the tool's inputSchema are not accepted as a success.",

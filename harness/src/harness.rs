@@ -431,6 +431,8 @@ impl Harness {
             version: self.version,
             tools: &self.table,
             exact: &self.exact,
+            // Only tool calls are judged here: the tools capability is not in question.
+            capabilities: None,
         };
         let mut findings = oracle::judge(&ctx, &exchange);
         findings.extend(oracle::judge(&ctx, &ping));

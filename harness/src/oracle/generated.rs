@@ -1,7 +1,10 @@
 //! Invariants of calls with generated arguments (`server/tools` §Error Handling, per version):
 //! - `valid-args-rejected` (MC301, violation): schema-valid arguments answered with -32602, or
 //!   with an `isError` result whose text blames the arguments (validation vocabulary such as
-//!   "invalid arguments", "validation error", "is a required property").
+//!   "invalid arguments", "validation error", "is a required property"). Text about the tool's
+//!   *output* ("Output validation error: outputSchema defined but no structured output
+//!   returned", the SDKs' check of a result against the tool's `outputSchema`) blames the
+//!   tool, not the arguments: that is `structured-content-schema`'s ([`super::structured`]).
 //! - `invalid-args-accepted` (MC302, warning): arguments that break exactly one constraint
 //!   answered with a success.
 //! - `invalid-args-wrong-channel` (MC303): from 2025-11-25 (SEP-1303) an input validation
@@ -41,12 +44,15 @@ static OS_INVALID_ARGUMENT: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 
 /// Whether an error text blames the arguments (validation vocabulary; an OS `EINVAL`
-/// message does not count).
+/// message does not count, and neither does what the text says of the tool's output: from
+/// the first mention of the output, `outputSchema` or structured content to the end of the
+/// line).
 pub fn blames_arguments(text: &str) -> bool {
     let text = match OS_INVALID_ARGUMENT.as_ref() {
         Some(os) => os.replace_all(text, ""),
         None => text.into(),
     };
+    let text = super::structured::without_output_text(&text);
     BLAMES_ARGUMENTS.as_ref().is_some_and(|r| r.is_match(&text))
 }
 
@@ -73,7 +79,12 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     match violation {
         None => {
             let rejected = match (error, result) {
-                (Some(e), _) if e.code == INVALID_PARAMS => {
+                // An SDK that reports the tool's output failing its outputSchema with -32602
+                // blames the tool, not the arguments: structured-content-schema reports it.
+                (Some(e), _)
+                    if e.code == INVALID_PARAMS
+                        && !super::structured::reports_output_validation(e.message) =>
+                {
                     Some(format!("JSON-RPC error -32602 ({:?})", e.message))
                 }
                 (None, Some(r)) if is_error_result(r) && blames_arguments(&result_text(r)) => {
@@ -244,6 +255,23 @@ mod tests {
         ));
         assert!(!blames_arguments("[Errno 22] Invalid argument: 'x'"));
         assert!(blames_arguments("invalid argument: path must be absolute"));
+        // What the SDKs say when the tool's own result fails its outputSchema is about the
+        // output, whatever validation words it uses.
+        for output in [
+            "Output validation error: outputSchema defined but no structured output returned",
+            "Output validation error: 'sum' is a required property",
+            "MCP error -32602: Output validation error: Tool add has an output schema but no structured content was provided",
+            "Output validation error: Invalid structured content for tool add: expected number, received string",
+        ] {
+            assert!(!blames_arguments(output), "{output}");
+        }
+        assert!(blames_arguments(
+            "MCP error -32602: Input validation error: Invalid arguments for tool add: expected number"
+        ));
+        // Blame of the arguments before the output is mentioned still counts.
+        assert!(blames_arguments(
+            "Invalid arguments: b must be at most 1000 (the outputSchema is unchanged)"
+        ));
     }
 
     #[test]

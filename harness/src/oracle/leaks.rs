@@ -5,8 +5,12 @@
 //!
 //! Text is scanned as written and, once, after decoding base64 runs and `\uXXXX` escapes, so
 //! that a leak is found even when the server encoded it. A match that also appears in what
-//! mcp-chaos sent (an echoed argument) is not a leak. Each match names its rule and carries an
-//! excerpt in which the matched text itself is redacted.
+//! mcp-chaos sent (an echoed argument) is not a leak, and neither is a source or home path
+//! derived from the request: one that ends with a path the request gave (`a.py` answered as
+//! `/srv/sandbox/a.py`, the caller's own argument resolved against the server's root) — see
+//! [`derived_from_request`]. A dependency path (`node_modules`, `site-packages`) is the
+//! server's installation whatever its last components are, and stays a leak. Each match names
+//! its rule and carries an excerpt in which the matched text itself is redacted.
 //!
 //! No spec sentence forbids stack traces in tool errors; the rule rests on `server/tools`
 //! §Security Considerations ("sanitize tool outputs", MUST) and `server/utilities/logging`
@@ -265,9 +269,13 @@ pub struct Leak {
 /// Scans `text` for leaks. `sent` is what mcp-chaos sent in the exchange: a match that appears
 /// in it is an echo, not a leak. `exact` lists canaries and secrets, with their kind.
 pub fn scan(text: &str, sent: &str, exact: &[(LeakKind, &str)]) -> Vec<Leak> {
-    let mut leaks = scan_once(text, sent, exact, false);
+    let request = Request {
+        raw: sent,
+        strings: request_strings(sent),
+    };
+    let mut leaks = scan_once(text, &request, exact, false);
     for decoded in decodings(text) {
-        for leak in scan_once(&decoded, sent, exact, true) {
+        for leak in scan_once(&decoded, &request, exact, true) {
             if !leaks
                 .iter()
                 .any(|l| l.rule == leak.rule && l.matched == leak.matched)
@@ -279,7 +287,85 @@ pub fn scan(text: &str, sent: &str, exact: &[(LeakKind, &str)]) -> Vec<Leak> {
     leaks
 }
 
-fn scan_once(text: &str, sent: &str, exact: &[(LeakKind, &str)], decoded: bool) -> Vec<Leak> {
+/// What mcp-chaos sent in the exchange: the raw frames, and the string values of their
+/// `params`.
+struct Request<'a> {
+    raw: &'a str,
+    strings: Vec<String>,
+}
+
+/// The string values under `params` of each JSON-RPC message in `sent` (one per line; a
+/// batch's items each), at any depth: the arguments of a `tools/call`.
+fn request_strings(sent: &str) -> Vec<String> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            serde_json::Value::Object(map) => map.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for line in sent.lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let messages = match &message {
+            serde_json::Value::Array(items) => items.iter().collect(),
+            one => vec![one],
+        };
+        for m in messages {
+            if let Some(params) = m.get("params") {
+                walk(params, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The characters a path token is made of, for extending a match to the token's end.
+fn is_path_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '.' | '@' | '+' | '-' | '/')
+}
+
+/// Whether the path matched at `start..end` of `text` is derived from the request: a string
+/// value of the request (less a leading `./` or `/` and trailing `/`s; not empty) starts
+/// inside the match, right after a `/`, covers the rest of the match, and ends the path there
+/// (only `/`s, then the end of the text or a character no path is made of, follow). `a.py`
+/// answered as `/srv/x/sandbox/a.py`, `docs/a.py` as `/home/u/sandbox/docs/a.py`, `my file.py`
+/// as `/srv/x/my file.py`: the server told the caller where its own argument led. A path that
+/// merely contains an argument (`/home/u/app/a.py.bak` for `a.py`) is not derived, and neither
+/// is one that the value does not end (`/opt/app/a.py/handler.py` for `a.py`).
+pub fn derived_from_request(text: &str, start: usize, end: usize, strings: &[String]) -> bool {
+    let end = start + text[start..end].trim_end_matches('/').len();
+    strings.iter().any(|value| {
+        let value = value.trim_start_matches("./").trim_start_matches('/');
+        let value = value.trim_end_matches('/');
+        if value.is_empty() {
+            return false;
+        }
+        text[start..end].match_indices('/').any(|(slash, _)| {
+            let at = start + slash + 1;
+            let after = at + value.len();
+            at <= end
+                && after >= end
+                && text[at..].starts_with(value)
+                && text[after..]
+                    .trim_start_matches('/')
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !is_path_char(c))
+        })
+    })
+}
+
+fn scan_once(
+    text: &str,
+    request: &Request<'_>,
+    exact: &[(LeakKind, &str)],
+    decoded: bool,
+) -> Vec<Leak> {
+    let sent = request.raw;
     let mut leaks = Vec::new();
     for (kind, needle) in exact {
         if needle.len() >= 4
@@ -309,6 +395,11 @@ fn scan_once(text: &str, sent: &str, exact: &[(LeakKind, &str)], decoded: bool) 
                 continue;
             }
             let Some(span) = m.get(0) else { continue };
+            if matches!(rule.id, "source-path" | "home-path")
+                && derived_from_request(text, span.start(), span.end(), &request.strings)
+            {
+                continue;
+            }
             let redact = matches!(rule.kind, LeakKind::Credential);
             leaks.push(Leak {
                 rule: rule.id.to_owned(),
@@ -640,6 +731,85 @@ mod tests {
         let text = "Failed to fetch http://10.0.0.5/x";
         assert!(scan(text, r#"{"url":"http://10.0.0.5/x"}"#, &[]).is_empty());
         assert_eq!(scan(text, "{}", &[]).len(), 1);
+    }
+
+    /// A source or home path that ends with the caller's own path argument is derived from
+    /// the request; another path in the same text, a path that only contains the argument, and
+    /// a dependency path still leak.
+    #[test]
+    fn a_path_derived_from_the_request_is_not_a_leak() {
+        let sent = |path: &str| {
+            format!(
+                "{}\n",
+                serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "read_file", "arguments": {"path": path}}})
+            )
+        };
+        let rules = |text: &str, path: &str| -> Vec<String> {
+            scan(text, &sent(path), &[])
+                .into_iter()
+                .map(|l| l.rule)
+                .collect()
+        };
+        let none: Vec<String> = Vec::new();
+        assert_eq!(
+            rules("No such file: /tmp/mcp-x1/sandbox/a.py", "a.py"),
+            none
+        );
+        assert_eq!(
+            rules(
+                "ENOENT: no such file or directory, open '/home/u/sandbox/docs/a.py'",
+                "./docs/a.py"
+            ),
+            none
+        );
+        assert_eq!(rules("Not found: /home/u/sandbox/a.py/", "/a.py"), none);
+        // Without the argument, the same text leaks.
+        assert_eq!(
+            rules("No such file: /home/u/sandbox/a.py", "b.py"),
+            ["source-path", "home-path"]
+        );
+        // A real internal next to the derived path is still found.
+        assert_eq!(
+            rules(
+                "No such file: /tmp/sandbox/a.py (raised in /opt/fixture/server/files.py)",
+                "a.py"
+            ),
+            ["source-path"]
+        );
+        // Containing the argument is not ending with it; a part of a name is not a name.
+        assert_eq!(
+            rules("No such file: /opt/app/a.py.bak/x.py", "a.py"),
+            ["source-path"]
+        );
+        assert_eq!(rules("failed in /opt/app/data.py", "a.py"), ["source-path"]);
+        assert_eq!(rules("failed in /opt/app/x.py", "x.py"), none);
+        assert_eq!(
+            rules("No such file: /opt/app/a.py/handler.py", "a.py"),
+            ["source-path"]
+        );
+        // A value with characters no path token has still ends the path it made.
+        assert_eq!(
+            rules(
+                "No file at /home/u/sandbox/my notes.py: none",
+                "my notes.py"
+            ),
+            none
+        );
+        assert_eq!(rules("No file at /home/u/sandbox/x\ny.py", "x\ny.py"), none);
+        // An empty value derives nothing: the root alone is not the caller's.
+        assert_eq!(rules("No file at /home/u/sandbox/", ""), ["home-path"]);
+        // A dependency path is the server's installation, whatever it ends with.
+        let tz = "Mars/Olympus_Mons";
+        assert_eq!(
+            rules(
+                &format!(
+                    "[Errno 36] File name too long: '/opt/venv/lib/python3.11/site-packages/tzdata/zoneinfo/{tz}'"
+                ),
+                tz
+            ),
+            ["dependency-path"]
+        );
     }
 
     #[test]

@@ -159,6 +159,7 @@ mod tests {
             version: ProtocolVersion::V2025_11_25,
             tools: &tools,
             exact: &[],
+            capabilities: None,
         };
         let previous = exchange(Probe::ToolsList, &[], Outcome::NoAnswer);
         check(&ctx, &previous, ping, "")

@@ -65,6 +65,11 @@ pub struct Context<'a> {
     /// Exact strings that must never reach the model: the fake upstream's canaries and the
     /// secrets given to the server.
     pub exact: &'a [(LeakKind, String)],
+    /// The server's advertised `capabilities` (the `InitializeResult`'s, or `server/discover`'s
+    /// under 2026-07-28), or `None` when not known, in which case every capability counts as
+    /// advertised. Probes of a capability the server did not advertise owe -32601
+    /// ([`error_codes::gating_capability`]).
+    pub capabilities: Option<&'a Value>,
 }
 
 static NO_TOOLS: LazyLock<ToolTable> = LazyLock::new(ToolTable::default);
@@ -76,6 +81,7 @@ impl Context<'static> {
             version,
             tools: &NO_TOOLS,
             exact: &[],
+            capabilities: None,
         }
     }
 }

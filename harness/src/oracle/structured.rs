@@ -3,10 +3,78 @@
 //! Schema, 2025-06-18 on: servers MUST provide structured results that conform to the schema).
 //! With `isError: true` the spec is silent (modelcontextprotocol#569): an invalid payload there
 //! is only a warning. An `outputSchema` that does not compile is a warning.
+//!
+//! An SDK that checks a tool's result against its `outputSchema` before sending it turns a
+//! failure into an error the model reads: an `isError` result (or, in older TypeScript SDKs, a
+//! JSON-RPC -32602) saying "Output validation error: outputSchema defined but no structured
+//! output returned" (Python) or "Output validation error: Tool X has an output schema but no
+//! structured content was provided" (TypeScript). The server itself says its tool produced a
+//! result that breaks its `outputSchema`; since what reached the wire is an error, it is a
+//! warning, and it is reported here only: such text blames the tool, not the arguments, so it
+//! is never `valid-args-rejected` ([`super::generated`]).
 
-use super::{Context, finding, is_error_result};
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Context, finding, is_error_result, result_text};
 use crate::finding::{Finding, STRUCTURED_CONTENT_SCHEMA, Severity};
 use crate::session::Exchange;
+
+/// Text about a tool's output: from a mention of output validation, the output schema or
+/// structured content/output to the end of its line.
+static ABOUT_OUTPUT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:output (?:validation|schema)|outputSchema|structured ?(?:output|content))\b[^\n]*").ok()
+});
+
+/// An SDK's report that the tool's result failed its `outputSchema` (the Python and TypeScript
+/// SDKs' "Output validation error: …", and the like).
+static OUTPUT_VALIDATION_FAILED: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\boutput validation (?:error|failed)|\b(?:failed to validate|does not (?:match|conform to)|doesn't (?:match|conform to)) (?:the |its )?(?:tool's )?output ?schema\b|\bno structured ?(?:output|content) (?:was )?(?:returned|provided)|\binvalid structured ?(?:output|content)\b").ok()
+});
+
+/// `text` without what it says about the tool's output (see [`ABOUT_OUTPUT`]): what remains
+/// is what it may say about the arguments.
+pub fn without_output_text(text: &str) -> Cow<'_, str> {
+    match ABOUT_OUTPUT.as_ref() {
+        Some(r) => r.replace_all(text, ""),
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// Whether `text` reports that the tool's result failed its `outputSchema`.
+pub fn reports_output_validation(text: &str) -> bool {
+    OUTPUT_VALIDATION_FAILED
+        .as_ref()
+        .is_some_and(|r| r.is_match(text))
+}
+
+/// The finding for an answer in which the server reports that its own result failed the
+/// tool's `outputSchema`: an `isError` result or a JSON-RPC error saying so.
+fn self_reported(ctx: &Context<'_>, ex: &Exchange, tool: &str) -> Option<Finding> {
+    let response = ex.response()?;
+    let (place, text) = match (response.error(), response.result()) {
+        (Some(e), _) => (format!("JSON-RPC error {}", e.code), e.message.to_owned()),
+        (None, Some(r)) if is_error_result(r) => ("an isError result".to_owned(), result_text(r)),
+        _ => return None,
+    };
+    if !reports_output_validation(&text) {
+        return None;
+    }
+    let mut f = finding(
+        &STRUCTURED_CONTENT_SCHEMA,
+        Severity::Warning,
+        ctx,
+        ex,
+        format!(
+            "{tool} declares an outputSchema, and its own output validation reported that the result for these arguments breaks it ({place}: {:?}); the model gets an error instead of the structured result",
+            crate::wire::excerpt(text.as_bytes(), 200)
+        ),
+    );
+    f.group = Some(format!("{tool}|output-validation"));
+    Some(f)
+}
 
 /// Judges a tool call's result against the tool's `outputSchema`.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
@@ -20,6 +88,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     else {
         return Vec::new();
     };
+    if let Some(f) = self_reported(ctx, ex, tool) {
+        return vec![f];
+    }
     let Some(result) = ex.response().and_then(|r| r.result()) else {
         return Vec::new();
     };

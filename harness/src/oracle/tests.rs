@@ -186,6 +186,7 @@ fn task_required_tools_are_not_judged_on_generated_arguments() {
             version: ProtocolVersion::V2025_11_25,
             tools: &tools,
             exact: &[],
+            capabilities: None,
         };
         judge(&ctx, &ex)
             .into_iter()
@@ -354,4 +355,95 @@ fn a_recorded_request_flood_is_a_warning_naming_the_rule_of_its_method() {
             .spec
             .ends_with("client/sampling#security-considerations")
     );
+}
+
+/// A generated call with schema-valid arguments to a tool `add` that declares an
+/// `outputSchema`, answered with `answer` (a result or an error), judged.
+fn valid_call_to_a_tool_with_output_schema(answer: Value) -> Vec<crate::finding::Finding> {
+    let id = RequestId::from(9);
+    let arguments = json!({"a": 1, "b": 2000});
+    let sent = wire::to_line(&wire::request(
+        &id,
+        "tools/call",
+        Some(json!({"name": "add", "arguments": arguments})),
+    ));
+    let frame = if answer.get("code").is_some() {
+        wire::error(
+            Some(&id),
+            answer["code"].as_i64().unwrap_or_default(),
+            answer["message"].as_str().unwrap_or_default(),
+            None,
+        )
+    } else {
+        wire::success(&id, answer)
+    };
+    let mut ex = call(json!({}), None);
+    ex.probe = Probe::Generated {
+        tool: "add".into(),
+        arguments,
+        violation: None,
+        phase: "random",
+    };
+    ex.sent = sent;
+    ex.expect = Expect::Response {
+        id,
+        or_null: false,
+        fence: false,
+    };
+    ex.received = vec![Received {
+        at_ms: 1,
+        item: ReceivedItem::Frame(Frame::new(serde_json::to_vec(&frame).unwrap())),
+    }];
+    let tool = json!({
+        "name": "add",
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+        "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}
+    });
+    let tools = super::ToolTable::new(&[tool], ProtocolVersion::V2025_11_25);
+    let ctx = Context {
+        tools: &tools,
+        ..Context::bare(ProtocolVersion::V2025_11_25)
+    };
+    judge(&ctx, &ex)
+}
+
+/// An SDK's "Output validation error" for schema-valid arguments blames the tool's output, not
+/// the arguments: one `structured-content-schema` warning, never `valid-args-rejected`; a text
+/// that blames the arguments still is `valid-args-rejected`, and nothing else.
+#[test]
+fn output_validation_errors_are_the_outputs_fault_not_the_arguments() {
+    let error_result =
+        |text: &str| json!({"content": [{"type": "text", "text": text}], "isError": true});
+    for answer in [
+        error_result(
+            "Output validation error: outputSchema defined but no structured output returned",
+        ),
+        error_result(
+            "MCP error -32602: Output validation error: Tool add has an output schema but no structured content was provided",
+        ),
+        error_result("Output validation error: 'sum' is a required property"),
+        json!({"code": -32602, "message": "Output validation error: Tool add has an output schema but no structured content was provided"}),
+    ] {
+        let findings = valid_call_to_a_tool_with_output_schema(answer.clone());
+        let names: Vec<&str> = findings.iter().map(|f| f.invariant.as_str()).collect();
+        assert_eq!(
+            names,
+            ["structured-content-schema"],
+            "{answer}: {findings:?}"
+        );
+        assert_eq!(findings[0].severity, crate::finding::Severity::Warning);
+        assert!(
+            findings[0].message.contains("its own output validation"),
+            "{}",
+            findings[0].message
+        );
+    }
+    for answer in [
+        error_result("Invalid arguments: b must be at most 1000."),
+        json!({"code": -32602, "message": "Invalid params: b must be at most 1000"}),
+    ] {
+        let findings = valid_call_to_a_tool_with_output_schema(answer.clone());
+        let names: Vec<&str> = findings.iter().map(|f| f.invariant.as_str()).collect();
+        assert_eq!(names, ["valid-args-rejected"], "{answer}: {findings:?}");
+    }
 }

@@ -5,6 +5,9 @@
 //! Severity: the spec's categorisation carries no RFC 2119 keyword, so a `CallToolResult` with
 //! `isError: true` is a warning; a result that does not set `isError` reports an unknown tool
 //! as a successful call, which is a violation.
+//!
+//! To a server that did not advertise the `tools` capability, the error owed is -32601 (method
+//! not found; see [`super::error_codes`]), and the message says so.
 
 use serde_json::Value;
 
@@ -21,12 +24,17 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         return Vec::new();
     };
     let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+    let code = if super::error_codes::unadvertised(ctx, &ex.probe).is_some() {
+        "-32601"
+    } else {
+        "-32602"
+    };
     let (severity, message) = if is_error {
         (
             Severity::Warning,
             format!(
                 "tools/call of the unknown tool {name:?} was answered with a CallToolResult \
-                 (isError: true) instead of a JSON-RPC error (-32602)"
+                 (isError: true) instead of a JSON-RPC error ({code})"
             ),
         )
     } else {
@@ -34,7 +42,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             Severity::Violation,
             format!(
                 "tools/call of the unknown tool {name:?} was answered as a successful call \
-                 (isError is not true); it must be a JSON-RPC error (-32602)"
+                 (isError is not true); it must be a JSON-RPC error ({code})"
             ),
         )
     };

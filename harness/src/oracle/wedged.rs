@@ -189,6 +189,7 @@ mod tests {
             version: ProtocolVersion::V2025_11_25,
             tools: &tools,
             exact: &[],
+            capabilities: None,
         };
         check(&ctx, unanswered, a, b)
     }

@@ -4,7 +4,9 @@
 //! [`super::of_run::suite`]).
 //!
 //! Shape, per scenario (a run is one, `mcp-chaos run`):
-//! 1. the verdict (`PASSED`, `FAILED`, `ERROR`) and counts (violations, warnings, steps);
+//! 1. the verdict (`PASSED`, `FAILED`, `ERROR`) and counts (violations, warnings, steps),
+//!    and, when SIGINT or SIGTERM stopped the run, a line saying so (with the scenarios that
+//!    did not finish);
 //! 2. the tool × fault matrix (`<table id="tool-fault-matrix">`): a row per tool, a column per
 //!    upstream fault named by a finding plus `no fault`; each cell is the worst severity of the
 //!    findings of that tool under that fault, coloured by it, with the findings' codes and
@@ -54,6 +56,21 @@ pub fn html(report: &SuiteReport) -> String {
         report.duration_ms as f64 / 1000.0,
         esc(&report.mcp_chaos_version)
     );
+    if report.interrupted {
+        let _ = write!(
+            out,
+            "<p class=\"interrupted\"><strong>Interrupted</strong> (SIGINT or SIGTERM): the findings are those found until then"
+        );
+        if !report.unfinished.is_empty() {
+            let names: Vec<String> = report
+                .unfinished
+                .iter()
+                .map(|u| format!("<code>{}</code>", esc(u)))
+                .collect();
+            let _ = write!(out, "; not finished: {}", names.join(", "));
+        }
+        out.push_str(".</p>\n");
+    }
     for (i, scenario) in report.scenarios.iter().enumerate() {
         section(&mut out, i, scenario);
     }
@@ -79,7 +96,7 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{border:1px solid #ccc;p
 th{background:#f3f3f3}td.violation{background:#f8d0cc}td.warning{background:#fbeec1}td.clean{background:#eef7ee}\
 td a{color:inherit}pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap;word-break:break-all;max-height:20em;overflow:auto}\
 .finding{border-left:4px solid #ccc;padding-left:.75em;margin:1em 0}.finding.violation{border-color:#b3261e}.finding.warning{border-color:#c98a00}\
-code{background:#f3f3f3;padding:0 .2em}";
+code{background:#f3f3f3;padding:0 .2em}p.interrupted{color:#b3261e}";
 
 fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

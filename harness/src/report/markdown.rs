@@ -3,7 +3,9 @@
 //!
 //! Shape, top to bottom:
 //! 1. a heading with the suite's outcome (`PASSED`, `FAILED`, `ERROR`), then one line of
-//!    counts (scenarios passed, failed, errored), the wall time, the shard and the baseline;
+//!    counts (scenarios passed, failed, errored), the wall time, the shard and the baseline,
+//!    and, when SIGINT or SIGTERM stopped the run, a line saying so and naming the scenarios
+//!    that did not finish;
 //! 2. a table with one row per scenario: status (`PASS`, `FAIL`, `ERROR`), steps passed,
 //!    findings by class (new, known, baseline, expected), baseline entries fixed, time;
 //! 3. the reason of every scenario that errored;
@@ -108,6 +110,17 @@ fn headline(out: &mut String, report: &SuiteReport) {
         report.exit_code(),
         escape_text(&report.mcp_chaos_version)
     );
+    if report.interrupted {
+        let _ = write!(
+            out,
+            "**Interrupted** (SIGINT or SIGTERM): the findings are those found until then"
+        );
+        if !report.unfinished.is_empty() {
+            let names: Vec<String> = report.unfinished.iter().map(|u| code(u)).collect();
+            let _ = write!(out, "; not finished: {}", names.join(", "));
+        }
+        out.push_str(".\n\n");
+    }
 }
 
 fn scenario_table(out: &mut String, report: &SuiteReport) {

@@ -5,8 +5,11 @@
 //! Shape: one [`ScenarioReport`] named `mcp-chaos run` with one [`StepReport`] per tool the
 //! campaign called (label `tool NAME`, with its generated calls and time) and one step,
 //! `server`, for the findings about no tool (protocol probes, transport, liveness). A step
-//! passes when none of its findings is a violation; the scenario fails when the run has
-//! violations (exit 1, as the run's). Every finding is [`FindingStatus::New`] (a run has no
+//! passes when none of its findings is a violation. The scenario's status is the run's exit
+//! code: a run that could not start (`outcome: not-started`, exit 2) is an error with the
+//! run's error message, whatever it found; an interrupted run (SIGINT, SIGTERM) fails when a
+//! finding so far is a violation (exit 1) and is otherwise an error (exit 2), and the suite is
+//! marked interrupted; a completed run fails when it has violations (exit 1). Every finding is [`FindingStatus::New`] (a run has no
 //! baseline), with the scenario fingerprint and, as its replay command, the run's rerun
 //! command. Its file (the SARIF location) is the server's entry point when the `--stdio`
 //! command names an existing relative file (`build/index.js` in `node build/index.js`), else
@@ -16,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use crate::finding::Severity;
 use crate::run::Report;
+use crate::run::live::RunOutcome;
 use crate::scenario::baseline::fingerprint;
 use crate::scenario::outcome::{
     FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, StepReport, SuiteReport,
@@ -93,10 +97,17 @@ pub fn suite(report: &Report) -> SuiteReport {
             ms,
         ));
     }
-    let status = if report.has_violations() {
-        ScenarioStatus::Failed
-    } else {
-        ScenarioStatus::Passed
+    let error = || {
+        report.error.as_ref().map_or_else(
+            || "the run did not complete".to_owned(),
+            |e| e.message.clone(),
+        )
+    };
+    let status = match report.outcome {
+        RunOutcome::NotStarted => ScenarioStatus::Error(error()),
+        _ if report.has_violations() => ScenarioStatus::Failed,
+        RunOutcome::Interrupted => ScenarioStatus::Error(error()),
+        RunOutcome::Completed => ScenarioStatus::Passed,
     };
     SuiteReport {
         mcp_chaos_version: report.mcp_chaos_version.clone(),
@@ -214,6 +225,41 @@ mod tests {
         assert!(suite.scenarios[0].steps.iter().all(|s| s.passed));
         assert_eq!(suite.scenarios[0].status, ScenarioStatus::Passed);
         assert_eq!(suite.exit_code(), 0);
+    }
+
+    #[test]
+    fn a_run_that_did_not_start_is_an_error_whatever_it_found() {
+        let mut r = report(vec![finding(Severity::Violation, None)]);
+        r.outcome = RunOutcome::NotStarted;
+        r.error = Some(crate::run::live::ErrorReport {
+            kind: "start",
+            message: "the server exited".into(),
+            stderr_tail: String::new(),
+        });
+        let suite = suite(&r);
+        assert_eq!(
+            suite.scenarios[0].status,
+            ScenarioStatus::Error("the server exited".into())
+        );
+        assert_eq!(suite.exit_code(), 2);
+    }
+
+    #[test]
+    fn an_interrupted_run_fails_on_a_violation_else_is_an_error() {
+        let mut r = report(vec![finding(Severity::Warning, None)]);
+        r.outcome = RunOutcome::Interrupted;
+        r.interrupted = true;
+        let clean = suite(&r);
+        assert!(clean.interrupted);
+        assert!(matches!(
+            clean.scenarios[0].status,
+            ScenarioStatus::Error(_)
+        ));
+        assert_eq!(clean.exit_code(), 2);
+        r.findings.push(finding(Severity::Violation, Some("echo")));
+        let failed = suite(&r);
+        assert_eq!(failed.scenarios[0].status, ScenarioStatus::Failed);
+        assert_eq!(failed.exit_code(), 1);
     }
 
     #[test]

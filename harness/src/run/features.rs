@@ -181,11 +181,10 @@ impl FeatureCounts {
 }
 
 /// Whether `capabilities` (a `ServerCapabilities` object) advertises `capability`: its key is
-/// present and neither `null` nor `false`.
+/// present and neither `null` nor `false` (the oracle's rule,
+/// [`crate::oracle::error_codes::advertised`]).
 pub fn advertised(capabilities: &Value, capability: &str) -> bool {
-    capabilities
-        .get(capability)
-        .is_some_and(|v| !matches!(v, Value::Null | Value::Bool(false)))
+    crate::oracle::error_codes::advertised(Some(capabilities), capability)
 }
 
 /// `template` (RFC 6570) with every variable set to `value`: simple (`{x}`), reserved

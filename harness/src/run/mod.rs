@@ -1077,6 +1077,7 @@ impl Campaign<'_> {
             ),
             tools: &self.tools,
             exact: &self.exact,
+            capabilities: self.negotiated.as_ref().map(|n| &n.capabilities),
         }
     }
 

@@ -6,6 +6,12 @@
 //! `{"mcp_chaos_version", "seed", "server": {"stdio": {...}} | {"http": {...}},
 //! "protocol_version", "tool", "arguments", "violation", "frame", "expect": {"code",
 //! "invariant"}, "message"}`.
+//!
+//! An HTTP server's `--header`s are saved by name, never by value: `"headers": [{"name",
+//! "value"}]`, where `value` is the template as written when it only names environment
+//! variables (`"Bearer ${MCP_TOKEN}"`, see [`crate::auth::saved_template`]), expanded again
+//! from the environment of `mcp-chaos replay`, and `null` when the value was written
+//! literally (the credential itself): the replay then needs `--header NAME: VALUE` again.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -44,7 +50,22 @@ pub enum ServerFile {
         url: String,
         /// The start command, as stdio-style settings.
         start: Option<Box<ServerFile>>,
+        /// The headers sent on every request (`--header`), by name; absent in files written
+        /// before headers were saved.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        headers: Vec<HeaderFile>,
     },
+}
+
+/// One `--header` in a replay file: its name and, when it only names environment variables,
+/// its value template (never an expanded value).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeaderFile {
+    /// The header name.
+    pub name: String,
+    /// The value as written, e.g. `Bearer ${MCP_TOKEN}`; `None` when it was written literally
+    /// and so is not saved.
+    pub value: Option<String>,
 }
 
 impl ServerFile {
@@ -63,11 +84,68 @@ impl ServerFile {
             ServerSpec::Http(c) => ServerFile::Http {
                 url: c.url.clone(),
                 start: c.start.as_ref().map(|s| Box::new(stdio(s))),
+                headers: c
+                    .headers
+                    .iter()
+                    .map(|(name, _)| HeaderFile {
+                        name: name.clone(),
+                        value: c
+                            .header_templates
+                            .iter()
+                            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                            .and_then(|(_, t)| crate::auth::saved_template(t)),
+                    })
+                    .collect(),
             },
         }
     }
 
-    /// The server spec to start.
+    /// The server spec to start, with its headers: each saved template expanded with `env`
+    /// (e.g. `|n| std::env::var(n).ok()`), each of `given` (`--header` of `mcp-chaos replay`,
+    /// expanded) replacing the saved one of its name (case-insensitive) or added. Errors: an
+    /// unset variable (named), a header saved without its value and not given again (named,
+    /// with what to pass), a header given for a stdio server.
+    pub fn spec_with(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+        given: &[(String, String)],
+    ) -> Result<ServerSpec, String> {
+        let mut spec = self.spec();
+        let ServerFile::Http { headers, .. } = self else {
+            if let Some((name, _)) = given.first() {
+                return Err(format!(
+                    "--header {name}: the replay file's server is a stdio server (headers go with HTTP)"
+                ));
+            }
+            return Ok(spec);
+        };
+        let ServerSpec::Http(c) = &mut spec else {
+            return Ok(spec);
+        };
+        for h in headers {
+            if given.iter().any(|(n, _)| n.eq_ignore_ascii_case(&h.name)) {
+                continue;
+            }
+            let Some(template) = &h.value else {
+                return Err(format!(
+                    "the server needs the header {0}, whose value was given literally and so is \
+                     not in the replay file; pass it again, e.g. --header \"{0}: ${{MCP_TOKEN}}\" \
+                     with MCP_TOKEN set",
+                    h.name
+                ));
+            };
+            let header = crate::auth::HeaderArg {
+                name: h.name.clone(),
+                template: template.clone(),
+            };
+            c.headers.push(header.resolve(env)?);
+            c.header_templates.push((h.name.clone(), template.clone()));
+        }
+        c.headers.extend(given.iter().cloned());
+        Ok(spec)
+    }
+
+    /// The server spec to start, without any header (see [`ServerFile::spec_with`]).
     pub fn spec(&self) -> ServerSpec {
         fn stdio(f: &ServerFile) -> Option<StdioConfig> {
             match f {
@@ -88,7 +166,7 @@ impl ServerFile {
             }
         }
         match self {
-            ServerFile::Http { url, start } => {
+            ServerFile::Http { url, start, .. } => {
                 let mut c = HttpConfig::new(url.clone());
                 c.start = start.as_deref().and_then(stdio);
                 ServerSpec::Http(c)
@@ -252,6 +330,7 @@ pub async fn replay(
         version: negotiated.version,
         tools: &table,
         exact: &[],
+        capabilities: Some(&negotiated.capabilities),
     };
     let mut findings = oracle::judge(&ctx, &ex);
     findings.extend(oracle::liveness::check(&ctx, &ex, &ping, &stderr));
@@ -260,4 +339,62 @@ pub async fn replay(
         reproduced: findings.iter().any(|f| f.code == file.expect.code),
         findings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http_file() -> ServerFile {
+        let mut c = HttpConfig::new("http://127.0.0.1:1/mcp");
+        c.headers = vec![
+            ("Authorization".into(), "Bearer s3cr3t-value".into()),
+            ("X-Api-Key".into(), "k3y-literal".into()),
+        ];
+        c.header_templates = vec![
+            ("Authorization".into(), "Bearer ${TOK}".into()),
+            ("X-Api-Key".into(), "k3y-literal".into()),
+        ];
+        ServerFile::of(&ServerSpec::Http(c))
+    }
+
+    /// Header names and `${NAME}` templates are saved; no value ever is.
+    #[test]
+    fn headers_are_saved_by_name_and_template_never_by_value() {
+        let text = serde_json::to_string(&http_file()).expect("JSON");
+        assert!(text.contains(r#"{"name":"Authorization","value":"Bearer ${TOK}"}"#));
+        assert!(text.contains(r#"{"name":"X-Api-Key","value":null}"#));
+        assert!(
+            !text.contains("s3cr3t") && !text.contains("k3y-literal"),
+            "{text}"
+        );
+        // Files from before headers were saved still read.
+        let old: ServerFile =
+            serde_json::from_str(r#"{"http":{"url":"http://127.0.0.1:1/mcp","start":null}}"#)
+                .expect("an old file");
+        assert!(matches!(old, ServerFile::Http { headers, .. } if headers.is_empty()));
+    }
+
+    /// The replay expands the templates from its environment and needs the literal ones again.
+    #[test]
+    fn replay_headers_come_from_the_environment_and_the_command_line() {
+        let file = http_file();
+        let env = |n: &str| (n == "TOK").then(|| "fresh".to_owned());
+        let err = file.spec_with(&env, &[]).expect_err("X-Api-Key is missing");
+        assert!(err.contains("X-Api-Key") && !err.contains("k3y"), "{err}");
+        let given = [("x-api-key".to_owned(), "again".to_owned())];
+        let ServerSpec::Http(c) = file.spec_with(&env, &given).expect("a spec") else {
+            panic!("an HTTP spec");
+        };
+        assert_eq!(
+            c.headers,
+            [
+                ("Authorization".to_owned(), "Bearer fresh".to_owned()),
+                ("x-api-key".to_owned(), "again".to_owned())
+            ]
+        );
+        let unset = |_: &str| None;
+        let err = file.spec_with(&unset, &given).expect_err("TOK unset");
+        assert!(err.contains("TOK"), "{err}");
+    }
 }

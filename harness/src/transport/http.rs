@@ -42,6 +42,10 @@ pub struct HttpConfig {
     /// Extra headers sent on every request (`--header`, expanded; see [`crate::auth`]):
     /// `(name, value)`. Values are credentials, never printed.
     pub headers: Vec<(String, String)>,
+    /// The same headers as written, before `${NAME}` expansion: `(name, template)`. What a
+    /// replay file saves of them (see [`crate::run::replay`]); empty when they were not
+    /// written as templates (a scenario's).
+    pub header_templates: Vec<(String, String)>,
 }
 
 impl HttpConfig {
@@ -55,6 +59,7 @@ impl HttpConfig {
             max_frame_bytes: super::DEFAULT_MAX_FRAME_BYTES,
             allow_remote: false,
             headers: Vec::new(),
+            header_templates: Vec::new(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! An HTTP server that requires a bearer token (the fixture with `FIXTURE_BEARER_TOKEN`):
 //! without `--header` the run is exit 2 naming the 401 and what the server asked for; with
 //! `--header "Authorization: Bearer ${TOKEN}"` the campaign runs; the token is in no report
-//! (JSON, JUnit, SARIF, Markdown), replay, recording or line printed.
+//! (JSON, JUnit, SARIF, Markdown, HTML), replay, recording or line printed; a replay file keeps
+//! the header's name and `${TOKEN}` template, and `mcp-chaos replay` sends it again.
 
 use std::path::Path;
 use std::process::Command;
@@ -148,6 +149,8 @@ fn with_the_header_the_campaign_runs_and_the_token_is_nowhere() {
             dir.path().join("results.sarif").to_str().expect("utf-8"),
             "--markdown",
             dir.path().join("summary.md").to_str().expect("utf-8"),
+            "--html",
+            dir.path().join("report.html").to_str().expect("utf-8"),
         ],
     );
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -159,7 +162,7 @@ fn with_the_header_the_campaign_runs_and_the_token_is_nowhere() {
     );
     assert!(json["summary"]["tools"].as_u64().unwrap_or(0) > 0, "{json}");
     let written = files(dir.path());
-    for name in ["junit.xml", "results.sarif", "summary.md"] {
+    for name in ["junit.xml", "results.sarif", "summary.md", "report.html"] {
         assert!(written.iter().any(|(p, _)| p.ends_with(name)), "{name}");
     }
     for (what, text) in written
@@ -240,4 +243,111 @@ expect = {{ is_error = false, content_matches = "hello" }}
     for (what, text) in &seen {
         assert!(!text.contains(TOKEN), "the token appears in {what}");
     }
+}
+
+/// A replay file of a run that needed `--header` keeps the header's name and its `${TOKEN}`
+/// template, never the token; `mcp-chaos replay` sends it again (expanded from its own
+/// environment) and reproduces the finding. Unset, the variable is a usage error naming it. A
+/// header written literally is saved without its value and must be given to `replay` again.
+#[test]
+fn replay_files_carry_header_names_and_templates_never_values() {
+    let port = port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let start = format!(
+        "{} --http 127.0.0.1:{port} --flaw=crash-on-nul",
+        fixture().display()
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let campaign = |replays: &Path, header: &str| {
+        Command::new(mcp_chaos())
+            .args(["run", "--http", &url, "--start", &start, "--header", header])
+            .args(["--protocol-version", "2025-11-25", "--timeout-ms", "3000"])
+            .args(["--skip-probes", "--skip-chaos", "--skip-version-probe"])
+            .args(["--tools", "echo", "--seed", "7", "--quiet", "--replays"])
+            .arg(replays)
+            .env("FIXTURE_BEARER_TOKEN", TOKEN)
+            .env("TOKEN", TOKEN)
+            .output()
+            .expect("mcp-chaos runs")
+    };
+    let replay = |file: &Path, extra: &[&str], token: Option<&str>| {
+        let mut cmd = Command::new(mcp_chaos());
+        cmd.arg("replay")
+            .arg(file)
+            .args(extra)
+            .env("FIXTURE_BEARER_TOKEN", TOKEN)
+            .env_remove("TOKEN");
+        if let Some(t) = token {
+            cmd.env("TOKEN", t);
+        }
+        let out = cmd.output().expect("mcp-chaos runs");
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let first_replay = |replays: &Path| {
+        let out = files(replays);
+        assert!(!out.is_empty(), "no replay file in {}", replays.display());
+        for (path, text) in &out {
+            assert!(!text.contains(TOKEN), "the token in {path}");
+        }
+        let (path, text) = out.into_iter().next().expect("a replay file");
+        let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        (std::path::PathBuf::from(path), json)
+    };
+
+    // By template: saved, and expanded again at replay.
+    let templated = dir.path().join("templated");
+    let out = campaign(&templated, "Authorization: Bearer ${TOKEN}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let (file, json) = first_replay(&templated);
+    assert_eq!(
+        json["server"]["http"]["headers"],
+        serde_json::json!([{"name": "Authorization", "value": "Bearer ${TOKEN}"}]),
+        "{json:#}"
+    );
+    let again = replay(&file, &[], Some(TOKEN));
+    assert_eq!(again.code, 1, "{}\n{}", again.stdout, again.stderr);
+    assert!(again.stdout.contains("STILL FAILS"), "{}", again.stdout);
+    assert!(!again.stdout.contains(TOKEN) && !again.stderr.contains(TOKEN));
+    let unset = replay(&file, &[], None);
+    assert_eq!(unset.code, 3, "{}\n{}", unset.stdout, unset.stderr);
+    assert!(unset.stderr.contains("TOKEN") && unset.stderr.contains("not set"));
+
+    // Written literally: saved by name only; replay needs it again.
+    let literal = dir.path().join("literal");
+    let out = campaign(&literal, &format!("Authorization: Bearer {TOKEN}"));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let (file, json) = first_replay(&literal);
+    assert_eq!(
+        json["server"]["http"]["headers"],
+        serde_json::json!([{"name": "Authorization", "value": null}]),
+        "{json:#}"
+    );
+    let missing = replay(&file, &[], Some(TOKEN));
+    assert_eq!(missing.code, 3, "{}\n{}", missing.stdout, missing.stderr);
+    assert!(
+        missing.stderr.contains("Authorization") && missing.stderr.contains("--header"),
+        "{}",
+        missing.stderr
+    );
+    let given = replay(
+        &file,
+        &["--header", "Authorization: Bearer ${TOKEN}"],
+        Some(TOKEN),
+    );
+    assert_eq!(given.code, 1, "{}\n{}", given.stdout, given.stderr);
+    assert!(given.stdout.contains("STILL FAILS"), "{}", given.stdout);
 }

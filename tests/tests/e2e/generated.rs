@@ -61,6 +61,30 @@ generated_tests! {
     accepts_invalid_args = "accepts-invalid-args" => "invalid-args-accepted", false;
     validation_as_protocol_error = "validation-as-protocol-error" => "invalid-args-wrong-channel", false;
     unsatisfiable_schema = "unsatisfiable-schema" => "unsatisfiable-input-schema", false;
+    output_validation_error = "output-validation-error" => "structured-content-schema", false;
+}
+
+/// Issue 13, both ways: an SDK's "Output validation error: outputSchema defined but no
+/// structured output returned" for schema-valid arguments is the tool's output failing, not
+/// a rejection of the arguments: `output-validation-error` gets one `structured-content-schema`
+/// warning for add and no `valid-args-rejected` (the case above checks it is the only
+/// invariant); a tool that does reject valid arguments (`rejects-valid-args`, same inputs)
+/// still gets `valid-args-rejected`.
+#[test]
+fn output_validation_text_is_not_an_argument_rejection() {
+    let run = generated_run(&["output-validation-error"], &[]);
+    let findings = run.findings();
+    assert_eq!(findings.len(), 1, "{}", run.stdout);
+    assert_eq!(findings[0]["tool"], "add");
+    assert_eq!(findings[0]["severity"], "warning");
+    let message = findings[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("its own output validation")
+            && message.contains("Output validation error"),
+        "{message}"
+    );
+    let run = generated_run(&["rejects-valid-args"], &[]);
+    assert_eq!(run.invariants(), ["valid-args-rejected"], "{}", run.stdout);
 }
 
 /// Under 2025-06-18 a -32602 for invalid arguments is fine (either channel is accepted).

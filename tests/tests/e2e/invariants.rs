@@ -144,6 +144,18 @@ const CASES: &[Case] = &[
         invariant: "server-died",
         violation: true,
     },
+    Case {
+        flaw: "unknown-tool-method-not-found",
+        extra: &[],
+        invariant: "wrong-error-code",
+        violation: false,
+    },
+    Case {
+        flaw: "leak-source-path",
+        extra: &[],
+        invariant: "leaked-internals",
+        violation: true,
+    },
 ];
 
 fn check(case: &Case) {
@@ -238,6 +250,8 @@ flaw_tests! {
     no_batch = "no-batch";
     stateless_no_meta_check = "stateless-no-meta-check";
     panic_in_handler = "panic-in-handler";
+    unknown_tool_method_not_found = "unknown-tool-method-not-found";
+    leak_source_path = "leak-source-path";
 }
 
 /// The flaws with a case of their own below.
@@ -299,4 +313,184 @@ fn dropped_batch_is_a_warning_outside_2025_03_26() {
     assert_eq!(run.invariants(), vec!["no-response".to_owned()]);
     assert!(run.with_severity("violation").is_empty(), "{}", run.stdout);
     assert_eq!(run.code, 0);
+}
+
+/// Issue 13, both ways: a server that advertises no `tools` capability owes -32601 to
+/// `tools/call` and `tools/list`, so the fixture without tools is clean under every version
+/// (over stdio, and over HTTP under 2026-07-28 where -32601 comes with 404), while a wrong
+/// code from it is still `wrong-error-code`, now naming -32601 and why. The same -32601 from a
+/// server that does advertise tools is still wrong (`unknown-tool-method-not-found`, above).
+#[test]
+fn no_tools_capability_owes_method_not_found() {
+    for version in ["2024-11-05", "2025-11-25", "2026-07-28"] {
+        let run = run_chaos(&[
+            "run",
+            "--stdio",
+            &fixture_command(&[]),
+            "--env",
+            "FIXTURE_NO_TOOLS=1",
+            "--protocol-version",
+            version,
+            "--timeout-ms",
+            "2000",
+            "--skip-chaos",
+        ]);
+        assert_eq!(
+            run.findings(),
+            Vec::<serde_json::Value>::new(),
+            "version {version}: {}{}",
+            run.stdout,
+            run.stderr
+        );
+        assert_eq!(run.code, 0, "version {version}: {}", run.stderr);
+        let report = run.report.expect("a report");
+        assert_eq!(report["summary"]["tools"], 0, "version {version}");
+    }
+    for version in ["2025-11-25", "2026-07-28"] {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let start = format!(
+            "{} --http 127.0.0.1:{port}",
+            mcp_chaos_tests::fixture().display()
+        );
+        let run = run_chaos(&[
+            "run",
+            "--http",
+            &url,
+            "--start",
+            &start,
+            "--env",
+            "FIXTURE_NO_TOOLS=1",
+            "--protocol-version",
+            version,
+            "--timeout-ms",
+            "3000",
+            "--skip-chaos",
+        ]);
+        assert_eq!(
+            run.findings(),
+            Vec::<serde_json::Value>::new(),
+            "HTTP, version {version}: {}{}",
+            run.stdout,
+            run.stderr
+        );
+        assert_eq!(run.code, 0, "HTTP, version {version}: {}", run.stderr);
+    }
+    let run = run_chaos(&[
+        "run",
+        "--stdio",
+        &fixture_command(&["wrong-error-codes"]),
+        "--env",
+        "FIXTURE_NO_TOOLS=1",
+        "--protocol-version",
+        "2025-11-25",
+        "--timeout-ms",
+        "2000",
+        "--skip-chaos",
+    ]);
+    assert_eq!(run.invariants(), ["wrong-error-code"], "{}", run.stdout);
+    let tools_call: Vec<String> = run
+        .findings()
+        .iter()
+        .filter(|f| {
+            f["probe"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("tools/call"))
+        })
+        .filter_map(|f| f["message"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(tools_call.len(), 5, "{tools_call:?}");
+    for message in &tools_call {
+        assert!(
+            message.contains("assigns -32601 (method not found)")
+                && message.contains("did not advertise the \"tools\" capability"),
+            "{message}"
+        );
+    }
+}
+
+/// Runs the scenario `text` (written to a temporary file) with `mcp-chaos scenario`; returns
+/// the exit code and the scenario's findings.
+fn scenario_run(text: &str) -> (i32, Vec<serde_json::Value>, String) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("s.toml");
+    std::fs::write(&path, text).expect("the scenario is written");
+    let report = dir.path().join("report.json");
+    let out = std::process::Command::new(mcp_chaos_tests::mcp_chaos())
+        .arg("scenario")
+        .arg(&path)
+        .arg("-q")
+        .arg("--report-json")
+        .arg(&report)
+        .output()
+        .expect("mcp-chaos runs");
+    let report: serde_json::Value = std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| panic!("no report: {}", String::from_utf8_lossy(&out.stderr)));
+    let findings = report["scenarios"][0]["findings"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    (
+        out.status.code().unwrap_or(-1),
+        findings,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Issue 13, both ways: `read_file` answers `a.py` with the absolute path it resolved to
+/// (`/srv/mcp-chaos-fixture/sandbox/a.py`), a value derived from the request: no
+/// `leaked-internals`, in that call or in the whole campaign with generated paths. Under
+/// `leak-source-path` the same answer also names the handler's own source file, which is
+/// reported, and the finding quotes that path.
+#[test]
+fn a_path_derived_from_the_request_is_no_leak() {
+    let scenario = |flaw: &str, env: &str| {
+        format!(
+            r#"name = "derived-path"
+seed = 7
+timeout_ms = 3000
+cases = 16
+
+[server]
+stdio = ["{{mcp-chaos}}", "fixture"{flaw}]
+protocol_version = "2025-11-25"
+env = {{ {env} }}
+
+[[step]]
+call = {{ tool = "read_file", arguments = {{ path = "a.py" }} }}
+expect = {{ is_error = true, content_matches = "/srv/mcp-chaos-fixture/sandbox/a\\.py", holds = ["leaked-internals"] }}
+
+[[step]]
+campaign = {{ chaos = false }}
+"#
+        )
+    };
+    let (code, findings, stdout) = scenario_run(&scenario("", "FIXTURE_FILES = \"1\""));
+    assert_eq!(findings, Vec::<serde_json::Value>::new(), "{stdout}");
+    assert_eq!(code, 0, "{stdout}");
+    let (code, findings, stdout) = scenario_run(&scenario(r#", "--flaw", "leak-source-path""#, ""));
+    assert_eq!(code, 1, "{stdout}");
+    let leaks: Vec<&serde_json::Value> = findings
+        .iter()
+        .filter(|f| f["invariant"] == "leaked-internals")
+        .collect();
+    assert!(!leaks.is_empty(), "{stdout}");
+    assert!(
+        leaks.iter().all(|f| f["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("source-path") && m.contains("handlers/files.py"))),
+        "{leaks:?}"
+    );
+    // Nothing else: the step's expectation (holds) failing is the only other finding.
+    let others: Vec<&str> = findings
+        .iter()
+        .filter_map(|f| f["invariant"].as_str())
+        .filter(|i| *i != "leaked-internals" && *i != "expectation-failed")
+        .collect();
+    assert_eq!(others, Vec::<&str>::new(), "{stdout}");
 }

@@ -1,8 +1,9 @@
 //! A report whatever happens: the findings journal beside `--report-json`
 //! (`report.findings.jsonl`, one line per finding as it is found), and the partial report
 //! that SIGTERM and SIGINT write (the findings so far, `"interrupted": true`, exit 1 with a
-//! violation so far, else 2, never a signal) before the server's process tree is killed.
-//! The exit-2 report (a server that cannot start) is checked in `robustness.rs`.
+//! violation so far, else 2, never a signal) before the server's process tree is killed,
+//! with `--junit`, `--sarif`, `--markdown` and `--html` written from it too. The exit-2
+//! report (a server that cannot start) is checked in `robustness.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -111,7 +112,7 @@ struct Background {
     stderr: PathBuf,
     report: PathBuf,
     journal: PathBuf,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn start(command: &str) -> Background {
@@ -121,6 +122,14 @@ fn start(command: &str) -> Background {
     let child = Command::new(mcp_chaos_tests::mcp_chaos())
         .args(["run", "--stdio", command, "--report-json"])
         .arg(&report)
+        .arg("--junit")
+        .arg(dir.path().join("junit.xml"))
+        .arg("--sarif")
+        .arg(dir.path().join("results.sarif"))
+        .arg("--markdown")
+        .arg(dir.path().join("summary.md"))
+        .arg("--html")
+        .arg(dir.path().join("report.html"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&stderr).expect("the stderr file"))
@@ -131,7 +140,7 @@ fn start(command: &str) -> Background {
         stderr,
         journal: dir.path().join("report.findings.jsonl"),
         report,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -176,6 +185,19 @@ impl Background {
             panic!("no report: {e}\n{}", self.stderr());
         });
         serde_json::from_str(&text).expect("the report is JSON")
+    }
+
+    /// The file reports written beside the JSON one: JUnit (read back by junit-parser), the
+    /// SARIF (JSON), the Markdown and the HTML.
+    fn file_reports(&self) -> (junit_parser::TestSuites, Value, String, String) {
+        let read = |name: &str| {
+            std::fs::read_to_string(self.dir.path().join(name))
+                .unwrap_or_else(|e| panic!("no {name}: {e}\n{}", self.stderr()))
+        };
+        let junit = junit_parser::from_reader(std::io::Cursor::new(read("junit.xml")))
+            .expect("junit-parser reads it");
+        let sarif = serde_json::from_str(&read("results.sarif")).expect("SARIF is JSON");
+        (junit, sarif, read("summary.md"), read("report.html"))
     }
 }
 
@@ -222,6 +244,21 @@ fn sigterm_writes_the_partial_report_and_exits_1_after_a_violation() {
         assert!(reported.contains(&key(&line)), "{line} not in the report");
     }
     assert!(report["summary"]["exchanges"].as_u64() > Some(0));
+    // The file reports say the same: a failed test case per violating step, a SARIF result
+    // per finding, FAILED.
+    let (junit, sarif, markdown, html) = run.file_reports();
+    assert!(junit.failures > 0, "{junit:?}");
+    assert_eq!(
+        sarif["runs"][0]["results"].as_array().map(Vec::len),
+        Some(findings.len())
+    );
+    assert!(markdown.contains("FAILED"), "{markdown}");
+    assert!(
+        markdown.contains("**Interrupted** (SIGINT or SIGTERM)"),
+        "{markdown}"
+    );
+    assert!(html.contains("mcp-chaos: FAILED"), "{html}");
+    assert!(html.contains("<strong>Interrupted</strong>"), "{html}");
     let deadline = Instant::now() + Duration::from_secs(5);
     while process_running(&marker) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
@@ -255,5 +292,23 @@ fn sigint_without_a_violation_exits_2_with_the_report() {
         run.stderr().contains("interrupted by SIGINT"),
         "{}",
         run.stderr()
+    );
+    // The file reports: the run is an error (it did not complete), not a pass.
+    let (junit, _, markdown, html) = run.file_reports();
+    assert_eq!(junit.failures, 0, "{junit:?}");
+    assert_eq!(junit.errors, 1, "{junit:?}");
+    let error = junit.suites[0]
+        .cases
+        .iter()
+        .find(|c| c.status.is_error())
+        .expect("an error test case");
+    assert!(
+        format!("{:?}", error.status).contains("SIGINT"),
+        "{error:?}"
+    );
+    assert!(markdown.contains("ERROR"), "{markdown}");
+    assert!(
+        html.contains("mcp-chaos: ERROR") && html.contains("SIGINT"),
+        "{html}"
     );
 }

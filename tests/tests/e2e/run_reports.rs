@@ -1,9 +1,13 @@
-//! `run` and `demo` write `--junit`, `--sarif` and `--markdown` with the writers of
+//! `run` and `demo` write `--junit`, `--sarif`, `--markdown` and `--html` with the writers of
 //! `mcp-chaos scenario`: against the demo fixture, the JUnit file is read back by junit-parser
 //! (a test case per tool and one for the server; the failures are exactly the test cases with
 //! violations), the SARIF validates against the OASIS SARIF 2.1.0 schema with one result per
-//! finding, and the Markdown names the outcome and every finding's code. A clean run writes a
-//! passing JUnit, an empty SARIF result list and a PASSED summary.
+//! finding, the Markdown names the outcome and every finding's code, and the HTML page, loaded
+//! in headless Chromium (see `browser.rs`), has the tool × fault matrix and every finding in
+//! its DOM after load, paints (its screenshot is far from an empty page's) and makes zero
+//! network requests. A clean run writes a passing JUnit, an empty SARIF result list
+//! and a PASSED summary; a run whose server cannot start (exit 2) writes all four, as an
+//! error.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,6 +28,9 @@ struct Written {
     junit: junit_parser::TestSuites,
     sarif: Value,
     markdown: String,
+    html: String,
+    html_path: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 fn write_reports(args: &[&str]) -> Written {
@@ -40,6 +47,8 @@ fn write_reports(args: &[&str]) -> Written {
         .arg(path("out/results.sarif"))
         .arg("--markdown")
         .arg(path("summary.md"))
+        .arg("--html")
+        .arg(path("out/report.html"))
         .output()
         .expect("mcp-chaos runs");
     let read = |name: &str| {
@@ -54,6 +63,9 @@ fn write_reports(args: &[&str]) -> Written {
             .expect("junit-parser reads it"),
         sarif: serde_json::from_str(&read("out/results.sarif")).expect("SARIF is JSON"),
         markdown: read("summary.md"),
+        html: read("out/report.html"),
+        html_path: path("out/report.html"),
+        dir,
     }
 }
 
@@ -77,7 +89,7 @@ fn assert_valid_sarif(sarif: &Value) {
 }
 
 #[test]
-fn demo_writes_junit_sarif_and_markdown_from_one_model() {
+fn demo_writes_junit_sarif_markdown_and_html_from_one_model() {
     let w = write_reports(&["demo", "--seed", "3"]);
     assert_eq!(w.code, 1);
     let findings = w.report["findings"].as_array().expect("findings").clone();
@@ -150,8 +162,42 @@ fn demo_writes_junit_sarif_and_markdown_from_one_model() {
 
     // Markdown: the outcome and every code.
     assert!(w.markdown.contains("FAILED"), "{}", w.markdown);
-    for code in codes {
+    for code in &codes {
         assert!(w.markdown.contains(code), "{code} missing:\n{}", w.markdown);
+    }
+
+    // HTML: self-contained, with the matrices; then as headless Chromium renders it.
+    assert_self_contained_with_the_matrices(&w.html, &w.report);
+    assert!(w.html.contains("--seed 3"), "the rerun command");
+    if let Some(page) = crate::browser::render("demo --html", &w.html_path) {
+        assert_eq!(page.page_requests, Vec::<String>::new(), "network requests");
+        assert_self_contained_with_the_matrices(&page.dom, &w.report);
+        // Hover: each cell of a finding has the findings in its title; click: its links
+        // lead to an element of the page.
+        let matrix = table(&page.dom, "tool-fault-matrix");
+        assert!(matrix.contains(" title=\""), "{matrix}");
+        for href in matrix.split("href=\"#").skip(1) {
+            let id = href.split('"').next().unwrap_or_default();
+            assert!(
+                page.dom.contains(&format!(" id=\"{id}\"")),
+                "#{id} leads nowhere"
+            );
+        }
+    }
+    // Painted: the page's screenshot holds far more than an empty page's (about 9 KB of PNG
+    // against 150 KB for the demo's).
+    let blank = w.dir.path().join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").expect("a page");
+    if let (Some(report), Some(empty)) = (
+        crate::browser::screenshot("demo --html", &w.html_path),
+        crate::browser::screenshot("demo --html", &blank),
+    ) {
+        assert!(
+            report.len() > 4 * empty.len(),
+            "a screenshot of {} bytes, an empty page's {}",
+            report.len(),
+            empty.len()
+        );
     }
 }
 
@@ -196,28 +242,22 @@ fn fetching(html: &str) -> Vec<&'static str> {
     .collect()
 }
 
-/// `--html` of the demo: one self-contained page with the tool × fault matrix (a row per tool,
-/// a column per fault the findings name, the cell of each finding coloured by its severity),
-/// the tool × invariant matrix and every finding; nothing a browser would fetch, and a
+/// The table `id` of `html` (from its opening tag to its `</table>`).
+fn table<'a>(html: &'a str, id: &str) -> &'a str {
+    html.split(&format!("<table id=\"{id}\">"))
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .unwrap_or_else(|| panic!("no table {id}"))
+}
+
+/// `html` (the demo's `--html`, as written or as Chromium's DOM after load) is one
+/// self-contained page with the tool × fault matrix (a row per tool, a column per fault the
+/// findings name, the cell of each finding coloured by its severity), the tool × invariant
+/// matrix and every finding of `report`; nothing a browser would fetch, and a
 /// Content-Security-Policy that forbids fetching anyway.
-#[test]
-fn demo_html_is_self_contained_with_the_matrices() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let html_path = dir.path().join("report.html");
-    let json_path = dir.path().join("report.json");
-    let out = Command::new(mcp_chaos())
-        .args(["demo", "--seed", "3", "--quiet", "--html"])
-        .arg(&html_path)
-        .arg("--report-json")
-        .arg(&json_path)
-        .output()
-        .expect("mcp-chaos runs");
-    assert_eq!(out.status.code(), Some(1));
-    let html = std::fs::read_to_string(&html_path).expect("an HTML report");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("JSON")).expect("JSON");
+fn assert_self_contained_with_the_matrices(html: &str, report: &Value) {
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert_eq!(fetching(&html), Vec::<&str>::new());
+    assert_eq!(fetching(html), Vec::<&str>::new());
     assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
     // Every link is an anchor in the page or a spec page (links are never fetched).
     for href in html.split("href=\"").skip(1) {
@@ -227,11 +267,7 @@ fn demo_html_is_self_contained_with_the_matrices() {
             &href[..href.len().min(80)]
         );
     }
-    let matrix = html
-        .split("<table id=\"tool-fault-matrix\">")
-        .nth(1)
-        .and_then(|t| t.split("</table>").next())
-        .expect("the tool × fault matrix");
+    let matrix = table(html, "tool-fault-matrix");
     let findings = report["findings"].as_array().expect("findings");
     for f in findings {
         let tool = f["tool"].as_str().unwrap_or("(server)");
@@ -252,7 +288,6 @@ fn demo_html_is_self_contained_with_the_matrices() {
         html.matches("<div class=\"finding ").count(),
         findings.len()
     );
-    assert!(html.contains("--seed 3"), "the rerun command");
 }
 
 /// `scenario --html`: one page for the suite, a section per scenario.
@@ -274,4 +309,38 @@ fn scenario_html_has_a_section_per_scenario() {
     assert_eq!(html.matches("<section>").count(), 2);
     assert_eq!(html.matches("<table id=\"tool-fault-matrix\">").count(), 2);
     assert_eq!(fetching(&html), Vec::<&str>::new());
+    if let Some(page) = crate::browser::render("scenario --html", &html_path) {
+        assert_eq!(page.page_requests, Vec::<String>::new(), "network requests");
+        assert_eq!(page.dom.matches("<section>").count(), 2);
+        assert_eq!(
+            page.dom.matches("<table id=\"tool-fault-matrix\">").count(),
+            2
+        );
+    }
+}
+
+/// A run whose server cannot start (exit 2) still writes every file report, as an error: a
+/// JUnit error test case with the reason, a valid SARIF whose invocation failed, an ERROR
+/// Markdown summary and an ERROR page.
+#[test]
+fn a_run_that_cannot_start_writes_every_report_as_an_error() {
+    let w = write_reports(&[
+        "run",
+        "--stdio",
+        "sh -c 'echo not-a-server-ci17; exit 3'",
+        "--timeout-ms",
+        "1500",
+    ]);
+    assert_eq!(w.code, 2);
+    assert_eq!(w.report["outcome"], "not-started", "{:#}", w.report);
+    assert_eq!(w.junit.errors, 1, "{:?}", w.junit);
+    assert_eq!(w.junit.failures, 0, "{:?}", w.junit);
+    assert_valid_sarif(&w.sarif);
+    assert_eq!(
+        w.sarif["runs"][0]["invocations"][0]["executionSuccessful"], false,
+        "{:#}",
+        w.sarif
+    );
+    assert!(w.markdown.contains("ERROR"), "{}", w.markdown);
+    assert!(w.html.contains("mcp-chaos: ERROR"), "{}", w.html);
 }

@@ -579,6 +579,10 @@ fn sigterm_writes_the_suite_report_of_the_scenarios_finished() {
         .arg("--update-baseline")
         .arg("--report-json")
         .arg(&report)
+        .arg("--markdown")
+        .arg(dir.path().join("out/summary.md"))
+        .arg("--html")
+        .arg(dir.path().join("out/report.html"))
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(&stderr).expect("the stderr file"))
         .spawn()
@@ -617,6 +621,19 @@ fn sigterm_writes_the_suite_report_of_the_scenarios_finished() {
         .map(|s| s.iter().filter_map(|s| s["name"].as_str()).collect())
         .unwrap_or_default();
     assert_eq!(names, ["quick"], "{suite:#}");
+    // The Markdown and HTML say it was interrupted and which scenario did not finish.
+    let markdown =
+        std::fs::read_to_string(dir.path().join("out/summary.md")).expect("a Markdown summary");
+    assert!(
+        markdown.contains("**Interrupted**") && markdown.contains("not finished: `stuck`"),
+        "{markdown}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).expect("an HTML page");
+    assert!(
+        html.contains("<strong>Interrupted</strong>")
+            && html.contains("not finished: <code>stuck</code>"),
+        "{html}"
+    );
     assert!(
         !baseline.exists(),
         "an interrupted suite must not write the baseline"
