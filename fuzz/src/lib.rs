@@ -265,7 +265,7 @@ fn exchange(
 /// to a notification (see [`Expected`]). Exits and hangs end the session, and are allowed only
 /// with flaws planted.
 pub fn run_session(flaws: &[Flaw], session: &Session) {
-    let mut server = Fixture::new(flaws).with_upstream(UPSTREAM);
+    let mut server = Fixture::new(flaws).with_upstream(UPSTREAM).initialized();
     let mut upstream = session.upstream.iter().map(Upstream::outcome).cycle();
     for msg in session.messages.iter().take(4) {
         let (frame, expected) = msg.to_bytes_with_expected();
@@ -281,7 +281,7 @@ pub fn run_session(flaws: &[Flaw], session: &Session) {
 /// Sends raw bytes to a fixture with `flaws` planted, and judges the answer as owed to that
 /// frame under 2025-03-26 (which defines batches).
 pub fn run_bytes(flaws: &[Flaw], frame: &[u8]) {
-    let mut server = Fixture::new(flaws).with_upstream(UPSTREAM);
+    let mut server = Fixture::new(flaws).with_upstream(UPSTREAM).initialized();
     let mut upstream = std::iter::repeat_with(|| {
         Upstream::Json {
             status: 0,

@@ -379,7 +379,8 @@ struct CommonArgs {
     #[arg(long)]
     no_egress: bool,
 
-    /// Skip the protocol probes (malformed frames, unknown method, notifications, batches).
+    /// Skip the protocol probes (malformed frames, unknown method, notifications, batches, and
+    /// the lifecycle-order cases on a fresh process).
     #[arg(long)]
     skip_probes: bool,
 
@@ -450,6 +451,15 @@ struct CommonArgs {
     #[arg(long, value_name = "N", default_value_t = 64, env = "MCP_CHAOS_CASES")]
     cases: usize,
 
+    /// With a fake upstream: drawn cases per tool that reached it in the fault property
+    /// phase, after the one-per-profile sweep. Each case calls the tool with arguments that
+    /// reached the upstream under a fault and a scope drawn together (every request, the
+    /// first only, the n-th, one request path failing while the others answer 200, a seeded
+    /// probability); the first failing case of a tool is shrunk over both the arguments and
+    /// the fault. 0 skips the phase. See `mcp-chaos explain fault-properties`.
+    #[arg(long, value_name = "N", default_value_t = crate::run::fault_props::FAULT_CASES)]
+    fault_cases: usize,
+
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
     /// and progress notifications do not extend a call's deadline past it (each call still
     /// gets --timeout-ms). A tool's generated phase thus ends within this budget plus one
@@ -469,6 +479,28 @@ struct CommonArgs {
     /// (report: summary.generated[].skipped).
     #[arg(long, value_name = "MS", default_value_t = 120_000)]
     generated_budget_ms: u64,
+
+    /// Time budget of the whole run, in milliseconds: it bounds the time to a verdict. No
+    /// phase, probe or case starts once it is spent (the call in flight still gets its
+    /// deadline); the generated phase uses at most three quarters of what is left when it
+    /// starts. What it cut is printed under the summary (report: summary.budget_cut). No
+    /// budget by default.
+    #[arg(long, value_name = "MS", env = "MCP_CHAOS_BUDGET_MS")]
+    budget_ms: Option<u64>,
+
+    /// Most tools/call requests outstanding at once in the generated phase, across tools (a
+    /// slow tool keeps at most half of them), with one liveness ping per 32 cases or after
+    /// anything odd; when the server dies or stops answering, the cases since the last good
+    /// ping are replayed one at a time to name the one that did it. 1: one call at a time,
+    /// each followed by a ping. Under a fake upstream (--upstream-env, --proxy, --url-args)
+    /// the phase runs one call at a time.
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = crate::run::scheduler::DEFAULT_IN_FLIGHT,
+        env = "MCP_CHAOS_IN_FLIGHT"
+    )]
+    in_flight: usize,
 
     /// Skip the generated phase (schema-driven valid and invalid arguments).
     #[arg(long)]
@@ -788,8 +820,11 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.transport_chaos = !args.skip_chaos;
     config.generated = !args.skip_generated;
     config.cases = args.cases;
+    config.fault_cases = args.fault_cases;
     config.tool_budget = Duration::from_millis(args.tool_budget_ms);
     config.generated_budget = Duration::from_millis(args.generated_budget_ms);
+    config.budget = args.budget_ms.map(Duration::from_millis);
+    config.in_flight = args.in_flight.max(1);
     config.replays.clone_from(&args.replays);
     config.max_restarts = args.max_restarts;
     config.faults.upstream_env.clone_from(&args.upstream_env);
@@ -1039,13 +1074,17 @@ fn replay(args: &ReplayArgs) -> i32 {
         }
     };
     println!(
-        "replaying {} {} on {} (protocol {}): tools/call {} {}",
+        "replaying {} {} on {} (protocol {}): tools/call {} {}{}",
         file.expect.code,
         file.expect.invariant,
         file.server.spec().describe(),
         file.protocol_version,
         file.tool,
-        file.arguments
+        file.arguments,
+        file.upstream
+            .as_ref()
+            .map(|u| format!(" under the upstream fault {}", u.fault))
+            .unwrap_or_default()
     );
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
     match runtime.block_on(run::replay::replay(&file, Some(server), timeout)) {
@@ -1450,13 +1489,27 @@ fn write_suite_report_on_signal(
     })
 }
 
+/// Topics `mcp-chaos explain` describes besides the invariants: (name, text).
+const EXPLAIN_TOPICS: &[(&str, &str)] = &[
+    ("upstream", run::reach::EXPLAIN),
+    ("fault-properties", run::fault_props::EXPLAIN),
+];
+
 fn explain(code: Option<&str>) -> i32 {
+    if let Some((name, text)) = code.and_then(|c| EXPLAIN_TOPICS.iter().find(|(n, _)| *n == c)) {
+        println!("{name}\n\n{}", textwrap(text, 90));
+        return exit::SUCCESS;
+    }
     match code {
         None => {
             for inv in finding::CATALOG {
                 println!("{}  {:<34} {}", inv.code, inv.name, inv.summary);
             }
-            println!("\nRun `mcp-chaos explain CODE` for details.");
+            let topics: Vec<&str> = EXPLAIN_TOPICS.iter().map(|(n, _)| *n).collect();
+            println!(
+                "\nRun `mcp-chaos explain CODE` for details, or `mcp-chaos explain TOPIC` for {}.",
+                topics.join(", ")
+            );
             exit::SUCCESS
         }
         Some(code) => match finding::lookup(code) {

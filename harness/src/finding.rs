@@ -169,6 +169,34 @@ catalog! {
          unanswered, with counts. Fix: ask for roots once and on \
          notifications/roots/list_changed, and send sampling or elicitation only while handling \
          a request that needs it.";
+    SERVED_BEFORE_INITIALIZE = "MC115", "served-before-initialize", "basic/lifecycle#initialization",
+        "A request sent before initialize is not served as if the session were initialized.",
+        "The initialization phase MUST be the first interaction, and the client SHOULD NOT send \
+         requests other than ping before initialize is answered (2024-11-05 to 2025-11-25). \
+         mcp-chaos starts the server once more (stdio) and sends tools/list before initialize: \
+         a normal result means the server serves a client that negotiated no version and \
+         declared no capabilities, and hides a client that skips the handshake. The spec does \
+         not say how a server must react, so this is a warning; an error or no answer is fine, \
+         and ping before initialize is never reported. tools/list between the initialize \
+         response and notifications/initialized, and a second initialize, are only checked for \
+         the server surviving them (served or refused: both fine). Not over HTTP (a request \
+         without a session id is http-status's) nor in 2026-07-28, which has no initialize (a \
+         server that speaks both eras is judged under 2025-11-25). Fix: until initialize is \
+         answered, answer requests other than ping with an error such as -32600 \"server not \
+         initialized\".";
+    STDIN_EOF_IGNORED = "MC117", "stdin-eof-ignored", "basic/lifecycle#shutdown",
+        "A stdio server exits promptly once its stdin is closed.",
+        "Closing the server's input is how a client ends a stdio session: the client closes \
+         stdin, waits for the server to exit, and only then escalates to SIGTERM and SIGKILL \
+         (basic/lifecycle#shutdown); from 2026-07-28 the stdio transport says servers SHOULD exit \
+         promptly when stdin is closed or reads return end-of-file, the primary and only portable \
+         graceful-shutdown signal. A server that keeps running makes every client wait out its \
+         grace and then kill it, so its own cleanup (flushing, closing files, ending child \
+         processes) never runs on the graceful path. mcp-chaos closes stdin and waits 2 s; a \
+         server still running then is reported (a warning: it is a SHOULD), and later sessions of \
+         the run are killed at once instead of waited for again. Fix: end the process when the \
+         stdin reader sees end-of-file (in Node, also stop timers and intervals that keep the \
+         event loop alive, or call process.exit on the stream's end event).";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
         "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
         "API failures and business logic errors are tool execution errors: they belong inside the \

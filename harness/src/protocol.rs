@@ -4,7 +4,7 @@
 //! spec section it comes from. Invariants never compare version strings themselves: they ask
 //! [`ProtocolVersion::rules`]. The facts come from the specification repository
 //! (`modelcontextprotocol/modelcontextprotocol`, `docs/specification/<version>/` and
-//! `schema/<version>/schema.ts`); `../shared/spec-notes.md` summarises them.
+//! `schema/<version>/schema.ts`), published at <https://modelcontextprotocol.io/specification>.
 
 use std::fmt;
 use std::str::FromStr;

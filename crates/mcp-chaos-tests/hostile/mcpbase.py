@@ -7,8 +7,8 @@ against it is about that one thing. This module is the correct part:
   2025-11-25; anything else gets 2025-11-25, the latest this server speaks), `ping`,
   `tools/list` (with pagination when `page_size` is set), `tools/call` with arguments checked
   against the tool's `inputSchema` (a failure is an `isError` result, as 2025-11-25 asks), the
-  JSON-RPC error codes (-32700, -32600, -32601, -32602), batches, notifications never answered.
-  Subclasses override `request()` (one method) or the `on_initialized()` hook.
+  JSON-RPC error codes (-32700, -32600, -32601, -32602), batches, notifications never answered,
+  and before `initialize` nothing but `ping` served (-32600: `basic/lifecycle`). Subclasses override `request()` (one method) or the `on_initialized()` hook.
 - `serve_stdio(mcp)`: newline-delimited JSON-RPC on stdin/stdout, single-threaded. When
   `mcp.pump` is set (an iterator of bytes), its chunks are written whenever stdin has nothing
   to read: that is how the floods are written lazily, with the pipe's own back-pressure.
@@ -338,6 +338,9 @@ class Mcp:
         params = msg.get("params")
         if params is not None and not isinstance(params, (dict, list)):
             return error(id_, INVALID_REQUEST, "Invalid request: params must be an object")
+        if self.version is None and method not in ("initialize", "ping"):
+            # basic/lifecycle: until initialize is answered, only ping is served.
+            return error(id_, INVALID_REQUEST, f"Invalid request: {method} before initialize")
         try:
             return response(id_, self.request(method, params, id_))
         except RpcError as e:

@@ -68,7 +68,8 @@ pub enum GenError {
     /// `invalid()` found no constraint that can be broken (for example the schema `true`).
     #[error("no invalid instance can be generated: {reason}")]
     NoInvalidCases {
-        /// Why.
+        /// What made every constraint unbreakable (for example "schema is `true`"), for the
+        /// report's generated-phase note.
         reason: String,
     },
 }

@@ -133,7 +133,9 @@ impl Ctx {
             }
             return None;
         }
-        if let Some(h) = s.hint {
+        // A path-named string keeps a plain example; path-shaped values come in its
+        // generated cases.
+        if let Some(h) = s.hint.filter(|h| *h != format::Hint::Path) {
             let mut x = format::hint_example(h, &self.base);
             if variant > 0 {
                 x = vary_format("uri", &x, variant);

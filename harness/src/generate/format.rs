@@ -29,6 +29,12 @@ pub(crate) enum Hint {
     Ip,
     /// `email`, `*_email`, `*Email`.
     Email,
+    /// `path`, `route`, `pathname`, `url_path`, `*_path`, `*Path`, `*_route`, or a
+    /// description that speaks of a path or route ("Path of the page", "the API route"):
+    /// path-shaped values (`/`, `/a`, `/robots.txt`, `/v1/items/1`) are mixed into its
+    /// generated cases (a tool that builds `base_url + path` reaches its upstream only with
+    /// one). Its simple example stays a plain string.
+    Path,
 }
 
 /// The hint for a property name, if any.
@@ -54,6 +60,9 @@ pub(crate) fn hint_for_name(name: &str) -> Option<Hint> {
         "host" | "hostname" | "domain" => return Some(Hint::Host),
         "ip" | "ipaddress" | "ip_address" | "ipv4" | "address_ip" => return Some(Hint::Ip),
         "email" | "e-mail" | "mail" => return Some(Hint::Email),
+        "path" | "route" | "pathname" | "urlpath" | "url_path" | "uri_path" => {
+            return Some(Hint::Path);
+        }
         _ => {}
     }
     if ends(&["url", "uri", "endpoint", "href", "link", "webhook"]) {
@@ -64,9 +73,44 @@ pub(crate) fn hint_for_name(name: &str) -> Option<Hint> {
         Some(Hint::Ip)
     } else if ends(&["email"]) {
         Some(Hint::Email)
+    } else if ends(&["path", "route", "pathname"]) {
+        Some(Hint::Path)
     } else {
         None
     }
+}
+
+/// The hint a property's `description` gives when its name gives none: a description that
+/// speaks of a path or route ("Path of the page to fetch", "the API route", "URL path")
+/// asks for [`Hint::Path`].
+pub(crate) fn hint_for_description(description: &str) -> Option<Hint> {
+    static PATH: std::sync::LazyLock<Option<::regex::Regex>> = std::sync::LazyLock::new(|| {
+        ::regex::Regex::new(r"(?i)\b(?:path|paths|route|routes|pathname)\b").ok()
+    });
+    PATH.as_ref()
+        .is_some_and(|r| r.is_match(description))
+        .then_some(Hint::Path)
+}
+
+/// Path-shaped strings: `/`, then up to three segments, common ones (`robots.txt`, `v1`,
+/// `items`, `index.html`) or short `[a-z0-9]` ones: `/`, `/a`, `/robots.txt`, `/v1/items/1`.
+/// Never `//` (a scheme-relative URL) and never a dot segment.
+pub(crate) fn path() -> BoxedStrategy<String> {
+    let common = select(vec![
+        "robots.txt",
+        "index.html",
+        "v1",
+        "api",
+        "items",
+        "1",
+        "a",
+        "docs",
+    ])
+    .prop_map(String::from);
+    let segment = prop_oneof![common, alnum(1, 8)];
+    proptest::collection::vec(segment, 0..4)
+        .prop_map(|v| format!("/{}", v.join("/")))
+        .boxed()
 }
 
 fn capitalized(s: &str) -> String {
@@ -291,6 +335,7 @@ pub(crate) fn hint_strategy(hint: Hint, base: &str) -> BoxedStrategy<String> {
         Hint::Host => host(),
         Hint::Ip => ipv4(),
         Hint::Email => email(true),
+        Hint::Path => path(),
     }
 }
 
@@ -322,6 +367,7 @@ pub(crate) fn hint_example(hint: Hint, base: &str) -> String {
         Hint::Host => "localhost".into(),
         Hint::Ip => "127.0.0.1".into(),
         Hint::Email => "user@localhost".into(),
+        Hint::Path => "/a".into(),
     }
 }
 
@@ -372,8 +418,41 @@ mod tests {
             ("client_ip", Some(Hint::Ip)),
             ("zip", None),
             ("name", None),
+            ("path", Some(Hint::Path)),
+            ("route", Some(Hint::Path)),
+            ("url_path", Some(Hint::Path)),
+            ("pagePath", Some(Hint::Path)),
+            ("api_route", Some(Hint::Path)),
+            ("xpath", None),
+            ("pathway", None),
         ] {
             assert_eq!(hint_for_name(n), h, "{n}");
+        }
+    }
+
+    #[test]
+    fn description_hints() {
+        assert_eq!(
+            hint_for_description("Path of the page to fetch, e.g. /docs"),
+            Some(Hint::Path)
+        );
+        assert_eq!(hint_for_description("The API route"), Some(Hint::Path));
+        assert_eq!(hint_for_description("A city name"), None);
+        assert_eq!(hint_for_description("xpath expression"), None);
+    }
+
+    #[test]
+    fn paths_are_path_shaped_and_loopback_safe() {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let st = path();
+        for _ in 0..200 {
+            let p = st
+                .new_tree(&mut runner)
+                .map(|t| proptest::strategy::ValueTree::current(&t))
+                .unwrap_or_default();
+            assert!(p.starts_with('/'), "{p}");
+            assert!(!p.contains("//") && !p.contains("/../"), "{p}");
+            assert!(super::super::safety::is_safe_str(&p), "{p}");
         }
     }
 }

@@ -18,7 +18,7 @@ use jsonschema::Draft;
 use serde_json::{Map, Value};
 
 use super::error::{Note, NoteKind};
-use super::format::hint_for_name;
+use super::format::{hint_for_description, hint_for_name};
 use super::ir::{
     Bound, ContainsC, Never, NeverKind, Node, Shape, div_ceil, div_floor, escape_token, json_eq,
     ty, type_of,
@@ -424,7 +424,12 @@ impl<'a> Lower<'a> {
             let base = p("properties");
             for (k, sub) in props {
                 let mut n = self.lower(sub, &format!("{base}/{}", escape_token(k)));
-                if let Some(h) = hint_for_name(k) {
+                let described = || {
+                    sub.get("description")
+                        .and_then(Value::as_str)
+                        .and_then(hint_for_description)
+                };
+                if let Some(h) = hint_for_name(k).or_else(described) {
                     for a in &mut n.alts {
                         a.hint = a.hint.or(Some(h));
                     }

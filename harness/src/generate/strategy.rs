@@ -337,6 +337,28 @@ impl Ctx {
                 _ => st,
             };
         }
+        if s.hint == Some(Hint::Path) {
+            // Path-shaped values among free-form ones: half each.
+            let free = self.free_string(min, max).prop_map(Value::String).boxed();
+            let path = Checked::new(
+                format::path().prop_map(Value::String).boxed(),
+                Arc::new(move |v: &Value| {
+                    v.as_str().is_some_and(|x| {
+                        let n = x.chars().count() as u64;
+                        n >= min && max.is_none_or(|m| n <= m)
+                    })
+                }),
+                self.opts.filter_budget,
+                OnExhaust::Soft,
+                "path-shaped string length",
+            )
+            .boxed();
+            return if fits("/") || fits("/a") || fits("/robots.txt") {
+                Union::new_weighted(vec![(1, free), (1, path)]).boxed()
+            } else {
+                free
+            };
+        }
         if let Some(h) = s.hint
             && fits(&format::hint_example(h, &self.base))
         {

@@ -37,6 +37,19 @@ pub fn reads_like_failure(text: &str) -> bool {
     FAILURE_WORDS.as_ref().is_some_and(|r| r.is_match(text))
 }
 
+/// Whether a `CallToolResult` carries a content item that is not text (an image, audio, an
+/// embedded resource or a resource link).
+fn has_non_text_content(result: &serde_json::Value) -> bool {
+    result
+        .get("content")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|items| {
+            items
+                .iter()
+                .any(|c| c.get("type").and_then(serde_json::Value::as_str) != Some("text"))
+        })
+}
+
 /// Judges a tool call that ran under an upstream fault.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let (Probe::ToolCall { tool, .. }, Some(fault)) = (&ex.probe, &ex.fault) else {
@@ -59,7 +72,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     let text = result_text(result);
     // Under a fault on some requests only (a scoped fault), a later request may have answered.
     let recovered = fault.upstream_requests.last().is_some_and(|h| !h.failure);
-    let blank = text.trim().is_empty() && result.get("structuredContent").is_none();
+    // A resource, a resource link, an image or audio is content, whatever its text.
+    let blank = text.trim().is_empty()
+        && result.get("structuredContent").is_none()
+        && !has_non_text_content(result);
     let (severity, message) = if fault.all_failed() {
         let n = fault.upstream_requests.len();
         (
@@ -124,6 +140,15 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resource_link_is_not_blank() {
+        let link = serde_json::json!({"content": [{"type": "resource_link", "uri": "demo://x.gz", "name": "x.gz"}]});
+        assert!(has_non_text_content(&link));
+        let empty = serde_json::json!({"content": [{"type": "text", "text": " "}]});
+        assert!(!has_non_text_content(&empty));
+        assert!(!has_non_text_content(&serde_json::json!({"content": []})));
+    }
 
     #[test]
     fn failure_wording() {

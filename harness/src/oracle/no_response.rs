@@ -30,7 +30,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             | Probe::CancelledCall { .. }
             | Probe::Disconnected { .. }
             | Probe::DuplicateId
-            | Probe::LargeRequest { .. },
+            | Probe::LargeRequest { .. }
+            // Out of the lifecycle order, no answer is owed (`basic/lifecycle`; served-before-
+            // initialize judges what came back).
+            | Probe::Lifecycle { .. },
             _,
             _,
         ) => Vec::new(),

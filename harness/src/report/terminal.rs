@@ -88,13 +88,23 @@ impl Progress {
                 self.bar.inc(1);
                 self.bar.set_message(label.to_string());
             }
-            Event::FaultPhase { tool, faults: 0 } => self.line(&format!(
-                "{tool}: no upstream request in its baseline call; no faults injected"
+            Event::FaultPhase {
+                tool,
+                faults: 0,
+                tried,
+            } => self.line(&format!(
+                "{tool}: none of its {tried} calls reached the upstream; no faults injected"
             )),
-            Event::FaultPhase { tool, faults } => {
+            Event::FaultPhase { tool, faults, .. } => {
                 self.bar.inc_length(*faults as u64);
                 self.line(&format!(
                     "{tool}: calling it under {faults} upstream fault profiles"
+                ));
+            }
+            Event::FaultProperties { tool, cases } => {
+                self.bar.inc_length(*cases as u64);
+                self.line(&format!(
+                    "{tool}: up to {cases} fault property cases (arguments, fault and scope drawn together)"
                 ));
             }
             Event::ToolGenerated { phase } => match &phase.skipped {
@@ -228,6 +238,16 @@ pub fn render(report: &Report, color: bool) -> String {
             f.completions,
             f.logging,
             f.gating
+        );
+    }
+    if !sum.upstream.is_empty() {
+        let _ = writeln!(out, "{}", upstream_line(&sum.upstream));
+    }
+    if !sum.budget_cut.is_empty() {
+        let _ = writeln!(
+            out,
+            "  budget (--budget-ms) spent; cut: {}",
+            sum.budget_cut.join("; ")
         );
     }
     let d = &sum.dropped;
@@ -389,6 +409,38 @@ fn one_line(text: &str, max: usize) -> String {
         let cut: String = flat.chars().take(max).collect();
         format!("{cut}…")
     }
+}
+
+/// The summary's upstream line: which tools reached the fake upstream (with the smallest
+/// arguments that did) and which did not, with how many calls tried.
+fn upstream_line(reach: &[crate::run::reach::ToolReach]) -> String {
+    let reached: Vec<String> = reach
+        .iter()
+        .filter(|t| t.reached)
+        .map(|t| {
+            let args = t
+                .arguments
+                .as_ref()
+                .map(|a| crate::wire::excerpt(a.to_string().as_bytes(), 80))
+                .unwrap_or_default();
+            format!("{} {args}", t.tool)
+        })
+        .collect();
+    let missed: Vec<String> = reach
+        .iter()
+        .filter(|t| !t.reached)
+        .map(|t| format!("{} ({} calls)", t.tool, t.calls_tried))
+        .collect();
+    let mut line = String::from("  upstream: ");
+    if reached.is_empty() {
+        line.push_str("no tool reached it");
+    } else {
+        let _ = write!(line, "reached by {}", reached.join(", "));
+    }
+    if !missed.is_empty() {
+        let _ = write!(line, "; not reached by {}", missed.join(", "));
+    }
+    line
 }
 
 #[cfg(test)]

@@ -34,6 +34,16 @@ impl Campaign<'_> {
         call: Option<(String, Value)>,
         slow: Option<(String, Value)>,
     ) {
+        // On a fresh server: what the earlier phases left running (a server's own timers and
+        // subscriptions, a half-read frame) must not decide how it takes a large request, and
+        // the session they used ends gracefully, so that its shutdown is judged
+        // (`stdin-eof-ignored`) in the state a client would leave it in.
+        if self.gave_up || self.cut_by_budget("transport chaos", 0, 1) {
+            return;
+        }
+        if !self.renew("transport chaos starts on a fresh server").await {
+            return;
+        }
         self.concurrent(call.as_ref()).await;
         self.duplicate_ids().await;
         self.framing().await;
@@ -52,6 +62,9 @@ impl Campaign<'_> {
     }
 
     fn announce(&mut self, label: &str) -> bool {
+        if self.cut_by_budget("transport chaos", 0, 0) {
+            return false;
+        }
         (self.on_event)(&Event::Step { label });
         !self.gave_up
     }
@@ -308,7 +321,7 @@ impl Campaign<'_> {
             if let Some(old) = self.session.take() {
                 let stderr = old.stderr_tail();
                 let status = old.has_exited();
-                old.shutdown().await;
+                self.retire(old).await;
                 self.judge_stdio_disconnect(&exchanges[1], status, &stderr);
             }
             self.restart("the disconnect probe closed the server's input")

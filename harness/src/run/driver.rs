@@ -225,7 +225,7 @@ impl<'a> Driver<'a> {
         true
     }
 
-    /// Calls `tool` (or, when `None`, every tool whose baseline call reached the fake
+    /// Calls `tool` (or, when `None`, every tool whose calls so far reached the fake
     /// upstream; the baseline calls are made first if they were not) once under each of
     /// `faults`. Does nothing without a fake upstream.
     pub async fn faults(&mut self, tool: Option<&str>, faults: &[mcp_chaos_faults::ScopedFault]) {
@@ -239,7 +239,7 @@ impl<'a> Driver<'a> {
                 if !self.baseline_done {
                     self.baseline().await;
                 }
-                self.campaign.plan.upstream_tools.clone()
+                self.campaign.reach.reached_tools()
             }
         };
         if tool.is_some()
@@ -270,8 +270,10 @@ impl<'a> Driver<'a> {
         if !self.baseline_done && self.campaign.injectors.is_some() {
             self.baseline().await;
         }
-        let plan = &self.campaign.plan;
-        let (call, slow) = (plan.first_call(), plan.first_upstream_call());
+        let (call, slow) = (
+            self.campaign.plan.first_call(),
+            self.campaign.first_upstream_call(),
+        );
         self.campaign.transport_chaos(call, slow).await;
         self.campaign.report_wedge();
     }

@@ -154,7 +154,12 @@ pub struct FeatureCounts {
 impl FeatureCounts {
     /// Whether the phase sent nothing.
     pub fn is_empty(&self) -> bool {
-        self.resources + self.prompts + self.completions + self.logging + self.gating == 0
+        self.sent() == 0
+    }
+
+    /// Requests the phase sent, over every feature.
+    pub fn sent(&self) -> u64 {
+        self.resources + self.prompts + self.completions + self.logging + self.gating
     }
 
     /// Adds `other`'s counts (another version's campaign).
@@ -380,6 +385,11 @@ impl Campaign<'_> {
         params: Option<Value>,
     ) -> Option<Exchange> {
         if self.gave_up {
+            return None;
+        }
+        // The run's budget (`--budget-ms`): no request starts once it is spent.
+        let sent = self.summary.features.sent();
+        if self.cut_by_budget("features phase", 0, usize::from(sent == 0)) {
             return None;
         }
         let label = probe.label();

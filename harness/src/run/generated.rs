@@ -39,12 +39,12 @@ struct ToolDone {
 }
 
 /// What one generated call produced.
-struct CaseOutcome {
-    exchange: Exchange,
-    findings: Vec<Finding>,
+pub(super) struct CaseOutcome {
+    pub(super) exchange: Exchange,
+    pub(super) findings: Vec<Finding>,
     /// The call missed its deadline on a live server (which was then restarted): the tool's
     /// remaining cases are skipped, as each would likely cost a whole deadline too.
-    missed: bool,
+    pub(super) missed: bool,
 }
 
 /// A 32-byte ChaCha seed from the run's seed and the tool's name, so that each tool's cases
@@ -99,14 +99,24 @@ impl Campaign<'_> {
         invalid: usize,
     ) {
         let phase_started = Instant::now();
-        let phase_budget = self.config.generated_budget;
+        let (phase_budget, by_run) = self.generated_budget_now();
+        if phase_budget.is_zero() && !tools.is_empty() {
+            self.budget_spent(tools, 0, phase_budget, by_run);
+            return;
+        }
+        if self.schedules_cases() {
+            // Up to --in-flight calls at once across tools (see super::scheduler).
+            self.generated_scheduled(tools, valid, invalid, phase_budget)
+                .await;
+            return;
+        }
         for (i, (name, schema, url)) in tools.iter().enumerate() {
             if self.gave_up {
                 break;
             }
             let left = phase_budget.saturating_sub(phase_started.elapsed());
             if left.is_zero() {
-                self.budget_spent(&tools[i..], i, phase_budget);
+                self.budget_spent(&tools[i..], i, phase_budget, by_run);
                 break;
             }
             let share = left
@@ -135,12 +145,31 @@ impl Campaign<'_> {
     }
 
     /// Records `rest` (the tools after the first `covered`) as skipped: the generated phase's
-    /// budget was spent before their turn.
-    fn budget_spent(&mut self, rest: &[(String, Value, String)], covered: usize, budget: Duration) {
-        let reason = format!(
-            "the generated phase's budget (--generated-budget-ms {}) was spent before its turn",
-            budget.as_millis()
-        );
+    /// budget was spent before their turn (`by_run`: its share of the run's `--budget-ms`).
+    fn budget_spent(
+        &mut self,
+        rest: &[(String, Value, String)],
+        covered: usize,
+        budget: Duration,
+        by_run: bool,
+    ) {
+        let reason = if by_run {
+            let line = format!(
+                "generated phase: {} of {} tools not reached",
+                rest.len(),
+                covered + rest.len()
+            );
+            self.summary.budget_cut.push(line);
+            format!(
+                "the generated phase's share ({} ms) of the run's budget (--budget-ms) was spent before its turn",
+                budget.as_millis()
+            )
+        } else {
+            format!(
+                "the generated phase's budget (--generated-budget-ms {}) was spent before its turn",
+                budget.as_millis()
+            )
+        };
         (self.on_event)(&Event::GeneratedBudgetSpent {
             covered,
             skipped: rest.len(),
@@ -322,7 +351,7 @@ impl Campaign<'_> {
         }
     }
 
-    fn schema_finding(&mut self, tool: &str, error: &GenError) {
+    pub(super) fn schema_finding(&mut self, tool: &str, error: &GenError) {
         let severity_message = match error {
             GenError::Unsatisfiable { reason } => Some(format!(
                 "no value satisfies the inputSchema of {tool}: {reason}"
@@ -351,7 +380,7 @@ impl Campaign<'_> {
 
     /// One call with generated arguments, judged, followed by a liveness check (the server is
     /// restarted if it died or hung). The findings are returned, not yet recorded.
-    async fn run_case(
+    pub(super) async fn run_case(
         &mut self,
         tool: &str,
         arguments: Value,
@@ -381,11 +410,27 @@ impl Campaign<'_> {
         };
         // Generating a value is synchronous work: let other tasks run between calls.
         tokio::task::yield_now().await;
+        let marks = self.injectors.as_ref().map(super::faults::Injectors::mark);
         let exchange = session
             .call_tool_within(probe, tool, &arguments, max_wait)
             .await;
+        // Upstream reach is learned from every call (before the ping, which makes none).
+        let entries = match (&self.injectors, &marks) {
+            (Some(inj), Some(marks)) => Some(inj.since(marks)),
+            _ => None,
+        };
+        let Some(session) = self.session.as_mut() else {
+            return CaseOutcome {
+                exchange,
+                findings: Vec::new(),
+                missed: false,
+            };
+        };
         let ping = session.liveness().await;
         let stderr = session.stderr_tail();
+        if let Some(entries) = entries {
+            self.note_reach(tool, &arguments, &entries);
+        }
         self.count(&exchange);
         self.count(&ping);
         let ctx = self.context();
@@ -425,7 +470,7 @@ impl Campaign<'_> {
     /// A call that missed its deadline is not shrunk: every step would cost up to a whole
     /// deadline (and a restart), so a few steps would take the run's minutes and rarely get
     /// anywhere; its finding keeps the arguments as sent.
-    async fn shrink<T: ValueTree>(
+    pub(super) async fn shrink<T: ValueTree>(
         &mut self,
         tool: &str,
         first: CaseOutcome,
@@ -485,7 +530,7 @@ impl Campaign<'_> {
     }
 
     /// Writes a replay file for each violation of a (final) case, with `--replays DIR`.
-    fn finalize(&mut self, mut outcome: CaseOutcome) -> CaseOutcome {
+    pub(super) fn finalize(&mut self, mut outcome: CaseOutcome) -> CaseOutcome {
         if let Some(dir) = &self.config.replays {
             let version = self.context().version;
             for f in outcome
@@ -511,7 +556,7 @@ pub const HOSTILE_CASES: usize = 128;
 /// Each hostile string put into each top-level string property of `example` (built one at a
 /// time, as iterated; the caller keeps those that satisfy the schema): every combination, or
 /// [`HOSTILE_CASES`] of them spread evenly when there are more.
-struct HostileVariants<'a> {
+pub(super) struct HostileVariants<'a> {
     example: &'a Value,
     props: Vec<&'a String>,
     next: usize,
@@ -519,7 +564,7 @@ struct HostileVariants<'a> {
 }
 
 impl<'a> HostileVariants<'a> {
-    fn new(input_schema: &'a Value, example: &'a Value) -> Self {
+    pub(super) fn new(input_schema: &'a Value, example: &'a Value) -> Self {
         let props: Vec<&String> = input_schema
             .get("properties")
             .and_then(Value::as_object)
@@ -545,12 +590,12 @@ impl<'a> HostileVariants<'a> {
     }
 
     /// How many property × hostile string combinations there are.
-    fn combinations(&self) -> usize {
+    pub(super) fn combinations(&self) -> usize {
         self.props.len() * crate::generate::hostile_strings().len()
     }
 
     /// Whether only some of them are taken.
-    fn sampled(&self) -> bool {
+    pub(super) fn sampled(&self) -> bool {
         self.stride > 1
     }
 }
@@ -574,7 +619,7 @@ impl Iterator for HostileVariants<'_> {
     }
 }
 
-fn dead_exchange(probe: Probe) -> Exchange {
+pub(super) fn dead_exchange(probe: Probe) -> Exchange {
     Exchange {
         probe,
         sent: Vec::new(),

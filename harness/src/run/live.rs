@@ -228,6 +228,7 @@ impl LiveRun {
             | Event::GeneratedBudgetSpent { .. }
             | Event::Step { .. }
             | Event::FaultPhase { .. }
+            | Event::FaultProperties { .. }
             | Event::VersionSkipped { .. } => {}
         }
     }

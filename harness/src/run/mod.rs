@@ -4,14 +4,20 @@
 //! the final [`Report`].
 
 pub mod args;
+mod budget;
 mod chaos;
 pub mod driver;
+pub mod fault_props;
 pub mod faults;
 pub mod features;
 pub mod generated;
+mod lifecycle;
 pub mod live;
+pub mod reach;
 mod recover;
 pub mod replay;
+mod retire;
+pub mod scheduler;
 pub mod select;
 
 use std::time::{Duration, Instant};
@@ -125,7 +131,8 @@ pub struct RunConfig {
     pub version: VersionChoice,
     /// Deadline per request.
     pub timeout: Duration,
-    /// Run the protocol probes (malformed frames, unknown method, notifications, ...).
+    /// Run the protocol probes (malformed frames, unknown method, notifications, ...) and the
+    /// lifecycle-order cases on a fresh process.
     pub protocol_probes: bool,
     /// Call every listed tool.
     pub tool_calls: bool,
@@ -151,6 +158,10 @@ pub struct RunConfig {
     pub url: String,
     /// Upstream fault injection; inactive by default.
     pub faults: faults::FaultPlan,
+    /// Drawn (arguments, fault, scope) cases per tool that reached the upstream, in the fault
+    /// property phase after the one-per-profile sweep (0: no property phase); see
+    /// [`fault_props`].
+    pub fault_cases: usize,
     /// Secrets handed to the server in its environment (`NAME`, `VALUE`): the value must never
     /// appear in anything the server returns.
     pub secrets: Vec<(String, String)>,
@@ -164,6 +175,14 @@ pub struct RunConfig {
     /// The command line that reruns this run exactly (its seed included, secrets redacted),
     /// for the summary and the reports; `None` when the run has none (a library run).
     pub rerun: Option<String>,
+    /// The run's budget (`--budget-ms`), if any: it bounds the time to a verdict (see
+    /// [`budget`]); what it cut is listed in [`Summary::budget_cut`]. With
+    /// [`VersionChoice::All`] it covers every version's campaign together.
+    pub budget: Option<Duration>,
+    /// Most `tools/call` requests outstanding at once in the generated phase (`--in-flight`,
+    /// default [`scheduler::DEFAULT_IN_FLIGHT`]); 1 runs one call at a time, each followed by a
+    /// liveness ping. Under a fake upstream the phase always runs one call at a time.
+    pub in_flight: usize,
 }
 
 impl RunConfig {
@@ -190,11 +209,14 @@ impl RunConfig {
                 url_args: false,
                 faults: mcp_chaos_faults::Fault::catalog(),
             },
+            fault_cases: fault_props::FAULT_CASES,
             secrets: Vec::new(),
             seed: 0,
             selection: select::ToolSelection::default(),
             features: features::FeatureSelection::ALL,
             rerun: None,
+            budget: None,
+            in_flight: scheduler::DEFAULT_IN_FLIGHT,
         }
     }
 }
@@ -235,22 +257,33 @@ pub enum Event<'a> {
     },
     /// An exchange finished.
     Exchange {
-        /// It.
+        /// The request or notification sent, the frames that answered it and its timing.
         exchange: &'a Exchange,
     },
     /// A finding (each distinct one once), redacted; its `redact` holds every value to
     /// redact found so far in the run (secrets, credentials a finding uncovered).
     Finding {
-        /// It.
+        /// The finding, its message and evidence already redacted.
         finding: &'a Finding,
     },
-    /// The fault phase starts for a tool (`faults` profiles), or is skipped because the tool
-    /// made no upstream request in its baseline call.
+    /// The fault phase starts for a tool (`faults` profiles), or is skipped because none of
+    /// the tool's calls so far (baseline and generated) made an upstream request.
     FaultPhase {
         /// The tool.
         tool: &'a str,
         /// How many fault profiles will run (0 when skipped).
         faults: usize,
+        /// How many calls of the tool were made before, in every phase (those that tried to
+        /// reach the upstream, when skipped).
+        tried: u64,
+    },
+    /// The fault property phase starts for a tool that reached the upstream: up to `cases`
+    /// drawn (arguments, fault, scope) cases.
+    FaultProperties {
+        /// The tool.
+        tool: &'a str,
+        /// How many cases are drawn at most.
+        cases: usize,
     },
     /// The generated phase of one tool ended (all its cases ran, or its time budget ran out,
     /// or a call missed its deadline); the same record goes into [`Summary::generated`].
@@ -275,7 +308,8 @@ pub enum Event<'a> {
     },
     /// The server was restarted after dying or hanging.
     Restarted {
-        /// Why.
+        /// What led to it, for the terminal line (for example "no server running" or "server
+        /// failed after a request of 1048576 bytes").
         reason: &'a str,
     },
     /// A start of the server failed (it did not answer the handshake usably); its output
@@ -353,6 +387,16 @@ pub struct Summary {
     /// JSON when the phase sent nothing.
     #[serde(skip_serializing_if = "features::FeatureCounts::is_empty")]
     pub features: features::FeatureCounts,
+    /// With a fake upstream: per tool, whether any of its calls (every phase) reached the
+    /// upstream, how many calls tried, and the smallest arguments that reached it (what the
+    /// fault phases use); left out of the JSON without a fake upstream.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub upstream: Vec<reach::ToolReach>,
+    /// What the run's budget (`--budget-ms`) cut, one line each (`"transport chaos: not
+    /// run"`, `"protocol probes: 12 of 40 run"`, `"generated phase: 3 of 16 tools not
+    /// reached"`); left out of the JSON when nothing was cut.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub budget_cut: Vec<String>,
 }
 
 /// One tool's generated phase, in the report's summary.
@@ -468,6 +512,7 @@ impl Report {
         a.duration_ms += b.duration_ms;
         a.restarts += b.restarts;
         a.generated.extend(b.generated.iter().cloned());
+        a.upstream.extend(b.upstream.iter().cloned());
         a.dropped.add(&b.dropped);
         a.features.add(&b.features);
         a.tools = a.tools.max(b.tools);
@@ -813,9 +858,11 @@ pub async fn run(
     }
     let mut merged: Option<Report> = None;
     let mut first_error = None;
+    let started = Instant::now();
     for version in ProtocolVersion::ALL {
         let mut one = config.clone();
         one.version = VersionChoice::Exactly(version);
+        one.budget = config.budget.map(|b| b.saturating_sub(started.elapsed()));
         match run_one(&one, on_event, true).await {
             Ok(Some(report)) => {
                 merged = Some(match merged {
@@ -922,13 +969,16 @@ impl<'a> Campaign<'a> {
             called: std::collections::HashSet::new(),
             tool_deadline: None,
             wedge: recover::WedgeState::default(),
+            reach: reach::ReachTable::default(),
+            eof_ignored: false,
+            sent_seq: 0,
         })
     }
 
     /// Shuts the server and the fault injectors down.
     async fn close(&mut self) {
         if let Some(session) = self.session.take() {
-            session.shutdown().await;
+            self.retire(session).await;
         }
         if let Some(inj) = self.injectors.take() {
             inj.shutdown().await;
@@ -942,7 +992,7 @@ type Started = (Session, Negotiated, Vec<Exchange>);
 /// Which phases of a campaign run (each on in [`RunConfig::new`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Phases {
-    /// The protocol probes, and the HTTP session's DELETE at the end.
+    /// The protocol probes, the lifecycle-order cases, and the HTTP session's DELETE at the end.
     pub probes: bool,
     /// Tool calls: the baseline calls, and the generated and fault phases.
     pub tool_calls: bool,
@@ -985,8 +1035,6 @@ struct Plan {
     calls: Vec<(String, Value)>,
     /// Per tool: name, `inputSchema`, and the URL base for URL-typed arguments.
     generated_tools: Vec<(String, Value, String)>,
-    /// The tools whose baseline call reached the fake upstream.
-    upstream_tools: Vec<String>,
     /// Whether the server keeps an HTTP session (`Mcp-Session-Id`).
     http_session: bool,
 }
@@ -998,13 +1046,6 @@ impl Plan {
 
     fn first_call(&self) -> Option<(String, Value)> {
         self.calls.first().cloned()
-    }
-
-    fn first_upstream_call(&self) -> Option<(String, Value)> {
-        self.calls
-            .iter()
-            .find(|(name, _)| self.upstream_tools.contains(name))
-            .cloned()
     }
 
     fn arguments(&self, tool: &str) -> Option<&Value> {
@@ -1050,6 +1091,13 @@ struct Campaign<'a> {
     tool_deadline: Option<Instant>,
     /// Whether the server wedged, and the counts its finding reports.
     wedge: recover::WedgeState,
+    /// Which tools reached the fake upstream, learned from every call (see [`reach`]).
+    reach: reach::ReachTable,
+    /// Whether a stdio server of this campaign kept running after its stdin closed
+    /// (`stdin-eof-ignored`): later sessions are then killed at once (see [`retire`]).
+    eof_ignored: bool,
+    /// How many generated cases the scheduler has sent (their order, see [`scheduler`]).
+    sent_seq: u64,
 }
 
 /// A key for a `tools/call` of `tool` with `arguments` (a hash of both; the arguments as
@@ -1063,6 +1111,30 @@ fn call_key(tool: &str, arguments: &Value) -> u64 {
 }
 
 impl Campaign<'_> {
+    /// The first planned tool that reached the fake upstream, with the smallest arguments that
+    /// did (the slow-upstream transport-chaos probes use it).
+    fn first_upstream_call(&self) -> Option<(String, Value)> {
+        self.plan.calls.iter().find_map(|(name, _)| {
+            self.reach
+                .arguments(name)
+                .map(|args| (name.clone(), args.clone()))
+        })
+    }
+
+    /// Notes, for the reach table, a call of `tool` with `arguments` that caused `entries`.
+    fn note_reach(
+        &mut self,
+        tool: &str,
+        arguments: &Value,
+        entries: &[mcp_chaos_faults::JournalEntry],
+    ) {
+        let paths: Vec<&str> = entries
+            .iter()
+            .map(mcp_chaos_faults::JournalEntry::path)
+            .collect();
+        self.reach.note(tool, arguments, &paths);
+    }
+
     /// Whether `tool` was already called with exactly these `arguments` in this campaign.
     fn already_called(&self, tool: &str, arguments: &Value) -> bool {
         self.called.contains(&call_key(tool, arguments))
@@ -1119,7 +1191,7 @@ impl Campaign<'_> {
                 .await;
         }
         if self.injectors.is_some() && config.tool_calls {
-            let tools: Vec<String> = self.plan.upstream_tools.clone();
+            let tools: Vec<String> = self.reach.reached_tools();
             let faults: Vec<_> = config
                 .faults
                 .faults
@@ -1128,13 +1200,16 @@ impl Campaign<'_> {
                 .map(mcp_chaos_faults::ScopedFault::every)
                 .collect();
             self.fault_phase(&tools, &faults).await;
+            let profiles = config.faults.faults.clone();
+            self.fault_property_phase(&tools, &profiles, config.fault_cases)
+                .await;
         }
         if phases.features && !self.gave_up {
             self.features_phase(config.features).await;
         }
         if config.transport_chaos && !self.gave_up {
             let (call, slow) = if config.tool_calls {
-                (self.plan.first_call(), self.plan.first_upstream_call())
+                (self.plan.first_call(), self.first_upstream_call())
             } else {
                 (None, None)
             };
@@ -1143,7 +1218,10 @@ impl Campaign<'_> {
         if phases.end_session {
             self.end_http_session().await;
         }
-        if config.version_probe && !self.gave_up {
+        if config.protocol_probes && !self.cut_by_budget("lifecycle cases", 0, 1) {
+            self.lifecycle_phase().await;
+        }
+        if config.version_probe && !self.gave_up && !self.cut_by_budget("version probe", 0, 1) {
             self.version_probe().await;
         }
         self.report_wedge();
@@ -1215,8 +1293,8 @@ impl Campaign<'_> {
             steps.retain(|s| !matches!(s, Step::Http(crate::session::HttpProbe::Get)));
         }
         let first_tool = self.plan.first_tool();
-        for step in &steps {
-            if self.gave_up {
+        for (i, step) in steps.iter().enumerate() {
+            if self.gave_up || self.cut_by_budget("protocol probes", i, steps.len()) {
                 break;
             }
             self.step(step, first_tool.as_deref(), None).await;
@@ -1236,23 +1314,16 @@ impl Campaign<'_> {
         }
     }
 
-    /// Calls every listed tool once with its planned arguments; under a fake upstream, notes
-    /// which tools call it (`Plan::upstream_tools`).
+    /// Calls every listed tool once with its planned arguments (under a fake upstream, each
+    /// call's upstream requests go into the reach table, as every call's do).
     async fn baseline_phase(&mut self) {
         let calls = self.plan.calls.clone();
-        for (tool, arguments) in calls {
-            if self.gave_up {
+        let total = calls.len();
+        for (i, (tool, arguments)) in calls.into_iter().enumerate() {
+            if self.gave_up || self.cut_by_budget("baseline calls", i, total) {
                 break;
             }
-            let ex = self.call(&tool, arguments, None).await;
-            if ex
-                .as_ref()
-                .and_then(|e| e.fault.as_ref())
-                .is_some_and(|f| !f.upstream_requests.is_empty())
-                && !self.plan.upstream_tools.contains(&tool)
-            {
-                self.plan.upstream_tools.push(tool);
-            }
+            self.call(&tool, arguments, None).await;
         }
     }
 
@@ -1286,18 +1357,25 @@ impl Campaign<'_> {
         ex
     }
 
-    /// Calls each of `tools` once under each of `faults`.
+    /// Calls each of `tools` once under each of `faults`, with the smallest arguments that
+    /// reached the upstream (the planned ones for a tool that never did).
     async fn fault_phase(&mut self, tools: &[String], faults: &[mcp_chaos_faults::ScopedFault]) {
         let calls = self.plan.calls.clone();
-        for (tool, arguments) in &calls {
+        for (tool, planned) in &calls {
             let uses = tools.contains(tool);
             let n = if uses { faults.len() } else { 0 };
-            (self.on_event)(&Event::FaultPhase { tool, faults: n });
+            let tried = self.reach.tried(tool);
+            (self.on_event)(&Event::FaultPhase {
+                tool,
+                faults: n,
+                tried,
+            });
             if !uses {
                 continue;
             }
+            let arguments = self.reach.arguments(tool).unwrap_or(planned).clone();
             for fault in faults {
-                if self.gave_up {
+                if self.gave_up || self.cut_by_budget("fault phase", 0, 0) {
                     break;
                 }
                 self.call(tool, arguments.clone(), Some(fault)).await;
@@ -1334,7 +1412,7 @@ impl Campaign<'_> {
             }
         }
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            self.retire(old).await;
         }
     }
 
@@ -1362,7 +1440,7 @@ impl Campaign<'_> {
             .unwrap_or(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let session = self.try_start(version).await?;
         if self.only_if_supported && session.1.version != version {
-            session.0.shutdown().await;
+            session.0.kill().await;
             return Err(RunError::Unsupported);
         }
         self.adopt(session)
@@ -1389,7 +1467,7 @@ impl Campaign<'_> {
                 (self.on_event)(&Event::StartFailed {
                     stderr_tail: &stderr_tail,
                 });
-                session.shutdown().await;
+                session.kill().await;
                 Err(e.into())
             }
         }
@@ -1499,8 +1577,14 @@ impl Campaign<'_> {
         let marks = self.injectors.as_ref().map(faults::Injectors::mark);
         let session = self.session.as_mut()?;
         let mut ex = execute(session, step, first_tool).await;
-        if let (Some(inj), Some(marks), Some(fault)) = (&self.injectors, &marks, fault) {
-            ex.fault = Some(faults::context(fault, &inj.since(marks)));
+        if let (Some(inj), Some(marks)) = (&self.injectors, &marks) {
+            let entries = inj.since(marks);
+            if let Some(fault) = fault {
+                ex.fault = Some(faults::context(fault, &entries));
+            }
+            if let Step::CallTool { tool, arguments } = step {
+                self.note_reach(tool, arguments, &entries);
+            }
         }
         self.record(&ex);
         self.check_liveness(&ex).await;
@@ -1525,8 +1609,9 @@ impl Campaign<'_> {
     }
 
     /// Restarts a live server whose call missed its deadline: it may still be running that
-    /// call (a loop, a progress stream), which would slow or muddle every later case. Not
-    /// counted against `max_restarts` (the server did not fail).
+    /// call (a loop, a progress stream), which would slow or muddle every later case (and
+    /// starts the fresh server of [`Campaign::renew`]). Not counted against `max_restarts`
+    /// (the server did not fail).
     async fn fresh_restart(&mut self, reason: &str) -> bool {
         self.restart_counted(reason, false).await
     }
@@ -1536,8 +1621,10 @@ impl Campaign<'_> {
     }
 
     async fn restart_counted(&mut self, reason: &str, counted: bool) -> bool {
+        // A restart follows a failure, a call given up on or a probe that ended the session:
+        // nothing is gained by waiting for the old server to exit on its own.
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            old.kill().await;
         }
         // A campaign that gave up (too many restarts, a wedged server) starts nothing more.
         if self.gave_up {
@@ -1601,7 +1688,7 @@ impl Campaign<'_> {
             return;
         }
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            self.retire(old).await;
         }
         let Ok(transport) = self.server.start().await else {
             return;
@@ -1611,7 +1698,7 @@ impl Campaign<'_> {
         self.session = Some(session);
         self.record(&ex);
         if let Some(session) = self.session.take() {
-            session.shutdown().await;
+            self.retire(session).await;
         }
     }
 
@@ -1628,6 +1715,9 @@ impl Campaign<'_> {
             .filter(|f| f.severity == Severity::Violation)
             .count() as u64;
         self.summary.warnings = self.findings.len() as u64 - self.summary.violations;
+        if self.config.faults.is_active() {
+            self.summary.upstream = self.reach.tools().to_vec();
+        }
         let (command, url) = self.config.server.identity();
         Report {
             mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -74,7 +74,7 @@ impl Campaign<'_> {
         self.wedge.finding = Some(finding);
         self.gave_up = true;
         if let Some(old) = self.session.take() {
-            old.shutdown().await;
+            old.kill().await;
         }
         false
     }

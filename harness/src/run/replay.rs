@@ -5,7 +5,11 @@
 //! The file is JSON:
 //! `{"mcp_chaos_version", "seed", "server": {"stdio": {...}} | {"http": {...}},
 //! "protocol_version", "tool", "arguments", "violation", "frame", "expect": {"code",
-//! "invariant"}, "message"}`.
+//! "invariant"}, "message"}`, and for a finding of the fault properties
+//! ([`super::fault_props`]) `"upstream": {"fault", "upstream_env", "proxy", "url_args",
+//! "upstream_url"}`: the scoped fault the call ran under and how the server reached the fake
+//! upstream. Replaying it starts a fresh fake upstream the same way, installs the fault for the
+//! call, and judges the call with the upstream's journal as the run did.
 //!
 //! An HTTP server's `--header`s are saved by name, never by value: `"headers": [{"name",
 //! "value"}]`, where `value` is the template as written when it only names environment
@@ -210,6 +214,26 @@ pub struct ReplayFile {
     pub expect: Expectation,
     /// The finding's message, for people.
     pub message: String,
+    /// For a finding of the fault properties: the upstream fault of the call, and how the
+    /// server reached the fake upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamReplay>,
+}
+
+/// The fake upstream of a replayed call: what it served, and how the server found it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UpstreamReplay {
+    /// The scoped fault installed for the call (`{"fault", "path", "only", "nth",
+    /// "probability", "seed"}`, as in scenario files).
+    pub fault: mcp_chaos_faults::ScopedFault,
+    /// Environment variables that receive the fake upstream's base URL (`--upstream-env`).
+    pub upstream_env: Vec<String>,
+    /// Whether a fault-injecting forward proxy was in the proxy variables (`--proxy`).
+    pub proxy: bool,
+    /// Whether URL-typed arguments pointed at the fake upstream (`--url-args`).
+    pub url_args: bool,
+    /// The fake upstream's base URL in the run: replaced in the frame by the new one's.
+    pub upstream_url: String,
 }
 
 /// Writes the replay file of `finding` (from `exchange`) into `dir`; returns its path.
@@ -248,7 +272,56 @@ pub fn write(
             invariant: finding.invariant.clone(),
         },
         message: finding.message.clone(),
+        upstream: None,
     };
+    save(dir, tool, finding, &file)
+}
+
+/// Writes the replay file of `finding`, from the fault property case `exchange` (a
+/// `tools/call` under `scoped`, with the fake upstream at `upstream_url`), into `dir`; returns
+/// its path.
+pub fn write_fault(
+    dir: &Path,
+    config: &RunConfig,
+    version: ProtocolVersion,
+    exchange: &Exchange,
+    finding: &Finding,
+    scoped: &mcp_chaos_faults::ScopedFault,
+    upstream_url: &str,
+) -> std::io::Result<PathBuf> {
+    let Probe::ToolCall { tool, arguments } = &exchange.probe else {
+        return Err(std::io::Error::other("not a tools/call"));
+    };
+    std::fs::create_dir_all(dir)?;
+    let file = ReplayFile {
+        mcp_chaos_version: env!("CARGO_PKG_VERSION").to_owned(),
+        seed: config.seed,
+        server: ServerFile::of(&config.server),
+        protocol_version: version.as_str().to_owned(),
+        tool: tool.clone(),
+        arguments: arguments.clone(),
+        violation: None,
+        frame: String::from_utf8_lossy(&exchange.sent)
+            .trim_end()
+            .to_owned(),
+        expect: Expectation {
+            code: finding.code.clone(),
+            invariant: finding.invariant.clone(),
+        },
+        message: finding.message.clone(),
+        upstream: Some(UpstreamReplay {
+            fault: scoped.clone(),
+            upstream_env: config.faults.upstream_env.clone(),
+            proxy: config.faults.proxy,
+            url_args: config.faults.url_args,
+            upstream_url: upstream_url.to_owned(),
+        }),
+    };
+    save(dir, tool, finding, &file)
+}
+
+/// Saves `file` as `dir/CODE-TOOL-N.json` (the first free N); returns its path.
+fn save(dir: &Path, tool: &str, finding: &Finding, file: &ReplayFile) -> std::io::Result<PathBuf> {
     let safe: String = tool
         .chars()
         .map(|c| {
@@ -267,7 +340,7 @@ pub fn write(
         }
         n += 1;
     };
-    let text = serde_json::to_string_pretty(&file).map_err(std::io::Error::other)?;
+    let text = serde_json::to_string_pretty(file).map_err(std::io::Error::other)?;
     std::fs::write(&path, text + "\n")?;
     Ok(path)
 }
@@ -288,18 +361,50 @@ pub struct ReplayOutcome {
 }
 
 /// Starts the server (`server` overrides the one in the file), negotiates the file's protocol
-/// version, sends the saved frame, and judges it as the run did. Errors when the server cannot
-/// be started or initialized.
+/// version, sends the saved frame, and judges it as the run did; a file with an `upstream`
+/// first starts a fake upstream on 127.0.0.1 the way the run did and serves its scoped fault
+/// for the call. Errors when the fake upstream or the server cannot be started or initialized.
 pub async fn replay(
     file: &ReplayFile,
     server: Option<ServerSpec>,
+    timeout: Duration,
+) -> Result<ReplayOutcome, String> {
+    let mut spec = server.unwrap_or_else(|| file.server.spec());
+    let injectors = match &file.upstream {
+        Some(up) => {
+            let plan = super::faults::FaultPlan {
+                upstream_env: up.upstream_env.clone(),
+                proxy: up.proxy,
+                url_args: up.url_args,
+                faults: Vec::new(),
+            };
+            let inj = super::faults::Injectors::start(&plan, file.seed)
+                .await
+                .map_err(|e| e.to_string())?;
+            if let Some(env) = spec.env_mut() {
+                env.extend(inj.env(&plan));
+            }
+            Some(inj)
+        }
+        None => None,
+    };
+    let result = replay_on(file, &spec, injectors.as_ref(), timeout).await;
+    if let Some(inj) = injectors {
+        inj.shutdown().await;
+    }
+    result
+}
+
+async fn replay_on(
+    file: &ReplayFile,
+    spec: &ServerSpec,
+    injectors: Option<&super::faults::Injectors>,
     timeout: Duration,
 ) -> Result<ReplayOutcome, String> {
     let version: ProtocolVersion = file
         .protocol_version
         .parse()
         .map_err(|e: crate::protocol::UnknownVersion| e.to_string())?;
-    let spec = server.unwrap_or_else(|| file.server.spec());
     let transport = spec.start().await.map_err(|e| e.to_string())?;
     let mut session = Session::new(transport, ClientConfig::new(version, timeout));
     let (_, negotiated) = session.initialize().await.map_err(|e| e.to_string())?;
@@ -307,29 +412,59 @@ pub async fn replay(
     let table = ToolTable::new(&tools, negotiated.version);
     let id = session.next_id();
     // The saved frame, with a fresh id so that it never collides with the session's own.
-    let mut frame: Value = serde_json::from_str(&file.frame)
-        .map_err(|e| format!("the saved frame is not JSON: {e}"))?;
+    // A URL argument that named the run's fake upstream names this one.
+    let text = match (&file.upstream, injectors) {
+        (Some(up), Some(inj)) if !up.upstream_url.is_empty() => {
+            file.frame.replace(&up.upstream_url, &inj.upstream.url())
+        }
+        _ => file.frame.clone(),
+    };
+    let mut frame: Value =
+        serde_json::from_str(&text).map_err(|e| format!("the saved frame is not JSON: {e}"))?;
     frame["id"] = id.to_value();
-    let probe = Probe::Generated {
-        tool: file.tool.clone(),
-        arguments: file.arguments.clone(),
-        violation: file.violation.clone(),
-        phase: "replay",
+    let probe = match &file.upstream {
+        Some(_) => Probe::ToolCall {
+            tool: file.tool.clone(),
+            arguments: frame["params"]["arguments"].clone(),
+        },
+        None => Probe::Generated {
+            tool: file.tool.clone(),
+            arguments: file.arguments.clone(),
+            violation: file.violation.clone(),
+            phase: "replay",
+        },
+    };
+    let installed = match (&file.upstream, injectors) {
+        (Some(up), Some(inj)) => {
+            inj.install(&up.fault);
+            Some((inj, inj.mark(), &up.fault))
+        }
+        _ => None,
     };
     let expect = Expect::Response {
         id,
         or_null: false,
         fence: false,
     };
-    let ex = session
+    let mut ex = session
         .send(probe, crate::wire::to_line(&frame), expect)
         .await;
+    let mut exact = Vec::new();
+    if let Some((inj, marks, fault)) = installed {
+        ex.fault = Some(super::faults::context(fault, &inj.since(&marks)));
+        inj.heal();
+        exact.extend(
+            inj.canaries()
+                .into_iter()
+                .map(|c| (crate::oracle::LeakKind::Canary, c)),
+        );
+    }
     let ping = session.liveness().await;
     let stderr = session.stderr_tail();
     let ctx = Context {
         version: negotiated.version,
         tools: &table,
-        exact: &[],
+        exact: &exact,
         capabilities: Some(&negotiated.capabilities),
     };
     let mut findings = oracle::judge(&ctx, &ex);

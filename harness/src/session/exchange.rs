@@ -135,6 +135,36 @@ pub enum Probe {
         /// Whether the negotiated version defines batches (2025-03-26).
         defined: bool,
     },
+    /// A request sent out of the lifecycle order on a fresh connection (`basic/lifecycle`
+    /// §Initialization, handshake versions).
+    Lifecycle {
+        /// Where in the handshake it was sent.
+        state: LifecycleState,
+        /// Its method (`tools/list`, `initialize`).
+        method: String,
+    },
+}
+
+/// Where in the `initialize` handshake a [`Probe::Lifecycle`] request was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LifecycleState {
+    /// On a fresh connection, before `initialize` was sent.
+    BeforeInitialize,
+    /// After the `initialize` response, before `notifications/initialized` was sent.
+    BeforeInitialized,
+    /// After the whole handshake: another `initialize`.
+    Reinitialize,
+}
+
+impl LifecycleState {
+    /// When the request was sent, e.g. `before initialize`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            LifecycleState::BeforeInitialize => "before initialize",
+            LifecycleState::BeforeInitialized => "before notifications/initialized",
+            LifecycleState::Reinitialize => "after the handshake",
+        }
+    }
 }
 
 impl Probe {
@@ -189,6 +219,11 @@ impl Probe {
             Probe::Feature(f) => f.label(),
             Probe::Batch { defined: true, .. } => "batch of requests".into(),
             Probe::Batch { defined: false, .. } => "batch of requests (robustness)".into(),
+            Probe::Lifecycle {
+                state: LifecycleState::Reinitialize,
+                ..
+            } => "second initialize".into(),
+            Probe::Lifecycle { state, method } => format!("{method} {}", state.describe()),
         }
     }
 

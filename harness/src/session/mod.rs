@@ -11,14 +11,15 @@ mod exchange;
 mod feature;
 pub mod flood;
 mod many;
+mod pipeline;
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 pub use exchange::{
-    Exchange, Expect, FaultContext, HttpProbe, Outcome, Probe, Received, ReceivedItem, Retry,
-    UpstreamHit,
+    Exchange, Expect, FaultContext, HttpProbe, LifecycleState, Outcome, Probe, Received,
+    ReceivedItem, Retry, UpstreamHit,
 };
 pub use feature::FeatureProbe;
 pub use many::{Action, Outgoing};
@@ -42,6 +43,34 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// The text of the scripted reply to `sampling/createMessage`.
 pub const SAMPLING_REPLY: &str = "mcp-chaos scripted sampling reply";
 
+/// The fence grace, once a round trip is measured, is this many smoothed round trips of the
+/// server (`ping` or `server/discover` answered, a fence answered)...
+pub const GRACE_RTTS: u32 = 4;
+/// ...but never less than this: a reply a server sends a little after its fence's answer (a
+/// scheduler hiccup) still lands in its own exchange.
+pub const GRACE_FLOOR: Duration = Duration::from_millis(20);
+/// ...and never more than this (a server whose round trip is slow waits at most this long
+/// per fenced frame).
+pub const GRACE_CEILING: Duration = Duration::from_millis(1_000);
+
+/// The fence grace for a server whose smoothed round trip is `rtt`: [`GRACE_RTTS`] round
+/// trips within [`GRACE_FLOOR`]..[`GRACE_CEILING`], or `fallback` before any was measured.
+pub fn scaled_grace(rtt: Option<Duration>, fallback: Duration) -> Duration {
+    rtt.map_or(fallback, |rtt| {
+        (rtt * GRACE_RTTS).clamp(GRACE_FLOOR, GRACE_CEILING)
+    })
+}
+
+/// The smoothed round trip after one more `sample`: the first sample as is, then weight 1/4
+/// to each new one (as TCP's SRTT does with 1/8, a little quicker to follow a server that
+/// slows down).
+pub fn smoothed_rtt(old: Option<Duration>, sample: Duration) -> Duration {
+    match old {
+        None => sample,
+        Some(old) => (old * 3 + sample) / 4,
+    }
+}
+
 /// How the client behaves.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -49,7 +78,8 @@ pub struct ClientConfig {
     pub version: ProtocolVersion,
     /// Deadline for one request.
     pub timeout: Duration,
-    /// How long to keep listening after a fence is answered.
+    /// How long to keep listening after a fence is answered, until a round trip has been
+    /// measured (then [`Session::grace`] scales it with the server: see [`GRACE_RTTS`]).
     pub grace: Duration,
     /// Upper bound on a request's deadline when progress notifications keep extending it
     /// (`basic/lifecycle` §Timeouts: implementations MAY reset the timeout on progress and
@@ -161,6 +191,9 @@ pub struct Session {
     skipping: Option<(Instant, u64)>,
     /// The transport's count of dropped lines already counted in an exchange.
     skipped_counted: u64,
+    /// The smoothed round trip of the server's liveness answers (fences, liveness probes),
+    /// once one was measured: the fence grace scales with it.
+    rtt: Option<Duration>,
 }
 
 impl Session {
@@ -178,7 +211,26 @@ impl Session {
             flood: flood::FloodMeter::new(Instant::now()),
             skipping: None,
             skipped_counted: 0,
+            rtt: None,
         }
+    }
+
+    /// The smoothed round trip of the server (`ping` or `server/discover` answered), once one
+    /// was measured.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
+    }
+
+    /// How long an exchange keeps listening after its fence is answered: [`GRACE_RTTS`]
+    /// smoothed round trips within [`GRACE_FLOOR`]..[`GRACE_CEILING`], or
+    /// [`ClientConfig::grace`] until a round trip has been measured.
+    pub fn grace(&self) -> Duration {
+        scaled_grace(self.rtt, self.config.grace)
+    }
+
+    /// Folds one measured round trip into the smoothed one (see [`smoothed_rtt`]).
+    fn sample_rtt(&mut self, sample: Duration) {
+        self.rtt = Some(smoothed_rtt(self.rtt, sample));
     }
 
     /// What the session dropped (unsolicited messages not kept), throttled (server-to-client
@@ -256,6 +308,25 @@ impl Session {
     /// Ends the session (see [`Transport::shutdown`]).
     pub async fn shutdown(self) -> ShutdownOutcome {
         self.transport.shutdown().await
+    }
+
+    /// Ends the session at once (see [`Transport::kill`]).
+    pub async fn kill(self) -> ShutdownOutcome {
+        self.transport.kill().await
+    }
+
+    /// Whether the session runs over stdio (its shutdown closes the server's stdin).
+    pub fn is_stdio(&self) -> bool {
+        matches!(self.transport, Transport::Stdio(_))
+    }
+
+    /// How long a graceful shutdown waits for a stdio server to exit after its stdin is
+    /// closed; `None` over HTTP.
+    pub fn eof_grace(&self) -> Option<Duration> {
+        match &self.transport {
+            Transport::Stdio(t) => t.eof_grace(),
+            Transport::Http(_) => None,
+        }
     }
 
     /// The client capabilities declared for `version`: roots (answered with an empty list),
@@ -465,9 +536,17 @@ impl Session {
             .send_with(&bytes, self.config.timeout, overrides)
             .await;
         if let Err(e) = receipt {
-            // The server is most likely gone: collect how it ended, briefly.
+            // The server is most likely gone: collect how it ended, briefly (only what is
+            // queued when its exit has already been seen).
             let until = Instant::now() + Duration::from_millis(500);
-            while let Some(event) = self.transport.recv(until).await {
+            let exited_already = self.transport.has_exited().is_some();
+            loop {
+                let event = if exited_already {
+                    self.transport.try_recv()
+                } else {
+                    self.transport.recv(until).await
+                };
+                let Some(event) = event else { break };
                 let exited = matches!(event, TransportEvent::Exited { .. });
                 if let Some(item) = self.absorb(event).await {
                     received.push(Received {
@@ -501,6 +580,9 @@ impl Session {
         let outcome = self
             .wait(&expect, fence, own_post, started, &mut received)
             .await;
+        if matches!(probe, Probe::Liveness) && matches!(outcome, Outcome::Answered { .. }) {
+            self.sample_rtt(started.elapsed());
+        }
         self.close_recording(started, &mut received);
         make(received, outcome, bytes)
     }
@@ -536,6 +618,11 @@ impl Session {
         let mut at_cap = false;
         let mut deadline = started + self.config.timeout;
         let mut fenced_at: Option<Instant> = None;
+        // When the fence went out (just before this wait began), so that its answer measures
+        // the server's round trip; only after a frame that asks for no work (a notification,
+        // a malformed frame): a fence behind a request would measure the request.
+        let mut fence_sent =
+            (fence.is_some() && matches!(expect, Expect::Fenced)).then(Instant::now);
         let mut exited: Option<ExitKind> = None;
         // A stdout closed in an earlier exchange stays closed: nothing can answer this one.
         let mut closed = self.stdout_closed;
@@ -550,11 +637,16 @@ impl Session {
         let outcome = loop {
             let until = match (fenced_at, gone_at) {
                 (_, Some(t)) => t + Duration::from_millis(500),
-                (Some(t), None) => t + self.config.grace,
+                (Some(t), None) => t + self.grace(),
                 (None, None) => deadline,
             };
+            // Once the output is closed and the process has exited, nothing more can come but
+            // what is already queued: no waiting.
+            let settled = gone_at.is_some() && closed && self.transport.has_exited().is_some();
             // A steady stream of events (a flood) must not keep the window open past its end.
-            let event = if Instant::now() < until {
+            let event = if settled {
+                self.transport.try_recv()
+            } else if Instant::now() < until {
                 self.transport.recv(until).await
             } else {
                 None
@@ -615,7 +707,11 @@ impl Session {
                 && let Ok(Message::Response(r)) = &f.message
                 && r.id().id() == Some(fence_id)
             {
-                fenced_at = Some(Instant::now());
+                let now = Instant::now();
+                if let Some(sent) = fence_sent {
+                    self.sample_rtt(now.saturating_duration_since(sent));
+                }
+                fenced_at = Some(now);
                 fence = None;
                 if let Some(index) = answered {
                     break Outcome::Answered { index };
@@ -687,6 +783,7 @@ impl Session {
                 // full deadline; a correct answer arriving before the fence still counts.
                 if let Ok(id) = self.send_fence().await {
                     fence = Some(id);
+                    fence_sent = None;
                 }
             }
         };
@@ -1221,6 +1318,36 @@ fn last_lines(text: &str, n: usize) -> String {
 mod tests {
     use super::*;
     use crate::transport::{StdioConfig, StdioTransport};
+
+    #[test]
+    fn the_fence_grace_is_a_few_round_trips_within_its_bounds() {
+        let fallback = Duration::from_millis(200);
+        assert_eq!(scaled_grace(None, fallback), fallback);
+        let ms = Duration::from_millis;
+        // A fast server (0.5 ms round trip) gets the floor, a 10 ms one four round trips, a
+        // very slow one the ceiling.
+        assert_eq!(
+            scaled_grace(Some(Duration::from_micros(500)), fallback),
+            GRACE_FLOOR
+        );
+        assert_eq!(scaled_grace(Some(ms(10)), fallback), ms(40));
+        assert_eq!(scaled_grace(Some(ms(900)), fallback), GRACE_CEILING);
+    }
+
+    #[test]
+    fn the_round_trip_follows_its_samples_smoothly() {
+        let ms = Duration::from_millis;
+        assert_eq!(smoothed_rtt(None, ms(8)), ms(8));
+        assert_eq!(smoothed_rtt(Some(ms(8)), ms(16)), ms(10));
+        // One slow sample moves it a quarter of the way, not all the way.
+        let mut rtt = ms(1);
+        rtt = smoothed_rtt(Some(rtt), ms(401));
+        assert_eq!(rtt, ms(101));
+        for _ in 0..20 {
+            rtt = smoothed_rtt(Some(rtt), ms(1));
+        }
+        assert!(rtt < ms(2), "{rtt:?}");
+    }
 
     /// A server that writes 50 000 log notifications (about 4 MiB) before it reads anything,
     /// then answers one request and waits for EOF: the 128 KiB request (more than a pipe

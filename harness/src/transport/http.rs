@@ -469,8 +469,20 @@ impl HttpTransport {
             let _ = tokio::time::timeout(Duration::from_secs(2), request.send()).await;
         }
         self.abandon_requests();
+        // The started server's stdin is /dev/null from the start: it is not expected to exit
+        // on its own, so SIGTERM at once (then SIGKILL after the term grace).
         match self.process.take() {
-            Some(process) => process.shutdown().await,
+            Some(process) => process.shutdown_after(Duration::ZERO).await,
+            None => ShutdownOutcome::Killed,
+        }
+    }
+
+    /// Drops requests in flight and kills the started server at once (no `DELETE`, no grace):
+    /// see [`ServerProcess::kill`].
+    pub async fn kill(mut self) -> ShutdownOutcome {
+        self.abandon_requests();
+        match self.process.take() {
+            Some(process) => process.kill().await,
             None => ShutdownOutcome::Killed,
         }
     }

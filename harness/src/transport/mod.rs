@@ -363,6 +363,16 @@ impl Transport {
             Transport::Http(t) => t.shutdown().await,
         }
     }
+
+    /// Ends the connection at once: the server's process group is killed (SIGKILL) without
+    /// waiting for it to exit on its own (a server busy with a call given up on, or one known
+    /// to ignore its input closing); over HTTP no `DELETE` is sent.
+    pub async fn kill(self) -> ShutdownOutcome {
+        match self {
+            Transport::Stdio(t) => t.kill().await,
+            Transport::Http(t) => t.kill().await,
+        }
+    }
 }
 
 /// How a shutdown went.

@@ -191,6 +191,11 @@ impl ServerProcess {
         self.exit.borrow().clone()
     }
 
+    /// How long [`ServerProcess::shutdown`] waits for the process to exit on its own.
+    pub fn eof_grace(&self) -> Duration {
+        self.eof_grace
+    }
+
     /// Waits up to `within` for the process to exit.
     pub async fn wait_exit(&self, within: Duration) -> Option<ExitKind> {
         let mut exit = self.exit.clone();
@@ -216,10 +221,19 @@ impl ServerProcess {
     /// Shuts the process down: `close_input` (closing stdin) has been done by the caller; wait
     /// `eof_grace`, SIGTERM the group, wait `term_grace`, SIGKILL the group. Any process left
     /// in the group is killed in every case.
-    pub async fn shutdown(mut self) -> ShutdownOutcome {
+    pub async fn shutdown(self) -> ShutdownOutcome {
+        let grace = self.eof_grace;
+        self.shutdown_after(grace).await
+    }
+
+    /// [`ServerProcess::shutdown`] with `eof_grace` instead of the configured one (zero: the
+    /// process is not expected to exit on its own, SIGTERM at once).
+    pub async fn shutdown_after(mut self, eof_grace: Duration) -> ShutdownOutcome {
         let outcome = if let Some(status) = self.has_exited() {
             ShutdownOutcome::AlreadyExited(status)
-        } else if let Some(status) = self.wait_exit(self.eof_grace).await {
+        } else if !eof_grace.is_zero()
+            && let Some(status) = self.wait_exit(eof_grace).await
+        {
             ShutdownOutcome::ExitedOnEof(status)
         } else {
             self.signal_group(Signal::SIGTERM);
@@ -231,13 +245,33 @@ impl ServerProcess {
                 ShutdownOutcome::Killed
             }
         };
+        self.finish();
+        outcome
+    }
+
+    /// Kills the process group at once (SIGKILL, no grace): for a server that is busy with a
+    /// call mcp-chaos gave up on, or that is known not to exit when its input closes. Waits
+    /// (at most 1 s) for the exit to be reaped.
+    pub async fn kill(mut self) -> ShutdownOutcome {
+        let outcome = if let Some(status) = self.has_exited() {
+            ShutdownOutcome::AlreadyExited(status)
+        } else {
+            self.signal_group(Signal::SIGKILL);
+            let _ = self.wait_exit(Duration::from_millis(1_000)).await;
+            ShutdownOutcome::Killed
+        };
+        self.finish();
+        outcome
+    }
+
+    /// Kills whatever is left of the group and stops the log readers.
+    fn finish(&mut self) {
         self.signal_group(Signal::SIGKILL);
         self.forget();
         self.finished = true;
         for task in &self.tasks {
             task.abort();
         }
-        outcome
     }
 }
 

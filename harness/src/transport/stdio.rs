@@ -271,6 +271,25 @@ impl StdioTransport {
             None => ShutdownOutcome::Killed,
         }
     }
+
+    /// How long [`StdioTransport::shutdown`] waits for the server to exit after closing its
+    /// stdin (`None` once the process was handed to a shutdown).
+    pub fn eof_grace(&self) -> Option<Duration> {
+        self.process.as_ref().map(ServerProcess::eof_grace)
+    }
+
+    /// Kills the server at once (SIGKILL on its process group, no stdin grace): see
+    /// [`ServerProcess::kill`].
+    pub async fn kill(mut self) -> ShutdownOutcome {
+        if let Some(writer) = self.stdin.take() {
+            writer.task.abort();
+        }
+        self.reader.abort();
+        match self.process.take() {
+            Some(process) => process.kill().await,
+            None => ShutdownOutcome::Killed,
+        }
+    }
 }
 
 impl Drop for StdioTransport {

@@ -22,6 +22,8 @@ fn chaos_run(flaws: &[&str], http: bool, version: &str) -> mcp_chaos_tests::Chao
         "ok",
         "--skip-probes",
         "--skip-generated",
+        "--fault-cases",
+        "0",
         "--skip-version-probe",
         "--timeout-ms",
         "4000",

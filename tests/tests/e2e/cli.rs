@@ -83,3 +83,48 @@ fn record_writes_a_transcript() {
     let sent = lines.iter().filter(|l| l["direction"] == "sent").count() as u64;
     assert_eq!(sent, exchanges);
 }
+
+/// `--budget-ms` bounds the run: with a budget spent before the first phase, the run still
+/// ends with a verdict (exit 0 on the correct fixture), and the report and the terminal say
+/// what was cut, phase by phase.
+#[test]
+fn a_spent_budget_cuts_every_phase_and_says_so() {
+    let command = mcp_chaos_tests::fixture_command(&[]);
+    let run = run_chaos(&[
+        "run",
+        "--stdio",
+        &command,
+        "--protocol-version",
+        "2025-11-25",
+        "--budget-ms",
+        "1",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let report = run.report.expect("a report");
+    let cut: Vec<&str> = report["summary"]["budget_cut"]
+        .as_array()
+        .expect("summary.budget_cut")
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    for line in [
+        "protocol probes: not run",
+        "baseline calls: not run",
+        "transport chaos: not run",
+        "version probe: not run",
+    ] {
+        assert!(cut.contains(&line), "{line} missing from {cut:?}");
+    }
+    assert!(
+        cut.iter()
+            .any(|l| l.starts_with("generated phase: ") && l.ends_with(" tools not reached")),
+        "{cut:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("budget (--budget-ms) spent; cut: protocol probes: not run"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(report["summary"]["tool_calls"], 0, "{report:#}");
+}

@@ -257,6 +257,66 @@ flaw_tests! {
 /// The flaws with a case of their own below.
 pub const WEDGE_FLAWS: &[&str] = &["wedge-after-initialize"];
 
+/// The flaw with the stdin-EOF case of its own below.
+pub const EOF_FLAWS: &[&str] = &["ignore-stdin-eof"];
+
+/// A stdio server that keeps running after its stdin closes is reported once as
+/// `stdin-eof-ignored` (a warning), under a handshake version (the version probe's graceful
+/// shutdown finds it) and under 2026-07-28 (the end of the run does); the later shutdowns of
+/// the run kill it at once instead of waiting again, so the finding occurs once. The correct
+/// fixture exits on EOF and gets no such finding.
+#[test]
+fn ignore_stdin_eof() {
+    for version in ["2025-11-25", "2026-07-28"] {
+        let run = run_chaos(&[
+            "run",
+            "--stdio",
+            &fixture_command(&["ignore-stdin-eof"]),
+            "--protocol-version",
+            version,
+            "--timeout-ms",
+            "3000",
+            "--cases",
+            "4",
+        ]);
+        assert_eq!(
+            run.invariants(),
+            vec!["stdin-eof-ignored"],
+            "{version}: {}",
+            run.stdout
+        );
+        assert_eq!(run.code, 0, "{version}: {}", run.stderr);
+        let eof: Vec<serde_json::Value> = run.findings();
+        assert_eq!(eof.len(), 1, "{version}: {eof:?}");
+        assert_eq!(eof[0]["severity"], "warning");
+        assert_eq!(eof[0]["occurrences"], 1, "{version}: {eof:?}");
+        assert!(
+            eof[0]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("after its stdin was closed")),
+            "{eof:?}"
+        );
+    }
+    let correct = run_chaos(&[
+        "run",
+        "--stdio",
+        &fixture_command(&[]),
+        "--protocol-version",
+        "2025-11-25",
+        "--timeout-ms",
+        "3000",
+        "--cases",
+        "4",
+    ]);
+    assert!(
+        !correct
+            .invariants()
+            .contains(&"stdin-eof-ignored".to_owned()),
+        "{}",
+        correct.stdout
+    );
+}
+
 /// A fixture that answers `initialize` and then nothing, at every restart, is reported as
 /// `server-wedged` (after the `no-response` of `tools/list` and the `not-alive` of the ping
 /// after it), restarted once, and the rest of the campaign is skipped. The counterparts that

@@ -12,6 +12,7 @@ mod generated;
 mod hostile;
 mod http;
 mod invariants;
+mod lifecycle;
 mod report;
 
 /// Every flaw the fixture can plant has an end-to-end case, in one of the modules, that
@@ -23,11 +24,14 @@ fn every_flaw_has_an_end_to_end_case() {
         .iter()
         .chain(faults::FAULT_FLAWS)
         .chain(faults::SCOPED_FAULT_FLAWS)
+        .chain(faults::REACH_FLAWS)
         .chain(http::HTTP_FLAWS)
         .chain(chaos::CHAOS_FLAWS)
         .chain(generated::GENERATED_FLAWS)
         .chain(invariants::WEDGE_FLAWS)
         .chain(features::FEATURE_FLAWS)
+        .chain(lifecycle::LIFECYCLE_FLAWS)
+        .chain(invariants::EOF_FLAWS)
         .copied()
         .collect();
     for flaw in Flaw::ALL {

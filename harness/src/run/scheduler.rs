@@ -1,0 +1,1014 @@
+//! The case scheduler of the generated phase (`--in-flight K`): the cases of every tool run
+//! on one session with up to K `tools/call` requests outstanding at once, so that a slow tool
+//! never stalls the others (each tool keeps at most half the slots). Responses are matched to
+//! their requests by id; each call is still one [`Exchange`], judged on its own.
+//!
+//! Liveness is checked on a cadence, not after every call: after [`CADENCE`] cases, and at
+//! once after an anomaly (a call unanswered, the server gone, a write failed, a violation),
+//! the outstanding calls are drained and one liveness ping is sent. When that ping fails,
+//! the window of cases since the last good ping is replayed one case at a time on a fresh
+//! server (each followed by its own ping, as in the serial phase), so that the finding still
+//! names exactly one case, shrunk. Violations are shrunk one call at a time after the drain.
+//!
+//! Under a fake upstream (fault injection) the serial phase runs instead: which calls reached
+//! the upstream is then known per call only when one call runs at a time.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::Value;
+
+use super::generated::{
+    BOUNDARY_CASES, CaseOutcome, GEN_SETUP_TIME, HostileVariants, schema_for, tool_seed,
+};
+use super::{Campaign, Event, ToolGenerated, call_key};
+use crate::finding::{Finding, Severity};
+use crate::generate::{Case, GenOptions, Generator, Violation};
+use crate::oracle;
+use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
+use crate::wire::{Message, RequestId, ResponseId};
+
+/// Requests outstanding at once by default (`--in-flight`): 1 until a slow tool's lane keeps
+/// the tool budget's deadline as the serial phase does (with 8, server-everything's
+/// trigger-long-running-operation got a no-response it does not deserve).
+pub const DEFAULT_IN_FLIGHT: usize = 1;
+/// Cases between two liveness checks when nothing went wrong.
+pub const CADENCE: usize = 32;
+/// The lane number of a liveness ping in flight.
+const PING: usize = usize::MAX;
+/// A call that takes this long makes its tool slow: one call of it at a time from then on.
+pub const SLOW_CALL: Duration = Duration::from_millis(1_000);
+
+/// A random case's value tree, kept for shrinking.
+enum Tree {
+    Valid(Box<dyn ValueTree<Value = Value>>),
+    Invalid(Box<dyn ValueTree<Value = (Value, Violation)>>),
+}
+
+/// A case waiting for its turn.
+struct Pending {
+    value: Value,
+    violation: Option<Violation>,
+    phase: &'static str,
+    tree: Option<Tree>,
+}
+
+/// One tool's cases and bookkeeping.
+struct Lane {
+    tool: String,
+    queue: VecDeque<Pending>,
+    started: Instant,
+    budget: Duration,
+    calls: u64,
+    in_flight: usize,
+    /// A call of the tool went unanswered: its other cases are skipped.
+    stalled: bool,
+    /// A call was given up on at the tool's time budget.
+    capped: bool,
+    /// Calls answered so far, and whether any was slow (took [`SLOW_CALL`] or more, or
+    /// reported progress): a tool runs one call at a time until its first answer, and for
+    /// good once it is slow, so that only fast tools have several calls in flight.
+    answered: u64,
+    slow: bool,
+    skipped: Option<String>,
+    limits: Vec<String>,
+}
+
+impl Lane {
+    fn over(&self) -> bool {
+        self.started.elapsed() >= self.budget
+    }
+
+    fn has_work(&self) -> bool {
+        !self.stalled && !self.capped && !self.queue.is_empty() && !self.over()
+    }
+}
+
+/// A request in flight.
+struct Flight {
+    /// The order it was sent in.
+    seq: u64,
+    lane: usize,
+    case: Pending,
+    id: RequestId,
+    probe: Probe,
+    bytes: Vec<u8>,
+    sent_at: Instant,
+    timeout: Duration,
+    deadline: Instant,
+    hard: Instant,
+    capped: bool,
+    at_cap: bool,
+    token: String,
+    post: Option<u64>,
+    received: Vec<Received>,
+    answered: Option<usize>,
+    http_done: bool,
+    outcome: Option<Outcome>,
+}
+
+/// A finished case of the current window, kept until the next good liveness check.
+struct Done {
+    /// The order it was sent in.
+    seq: u64,
+    lane: usize,
+    exchange: Exchange,
+    findings: Vec<Finding>,
+    tree: Option<Tree>,
+}
+
+impl Campaign<'_> {
+    /// Whether the generated phase runs through the scheduler: more than one request in
+    /// flight allowed, and no fake upstream (see the module docs).
+    pub(super) fn schedules_cases(&self) -> bool {
+        self.config.in_flight > 1 && self.injectors.is_none()
+    }
+
+    /// The generated phase through the scheduler (see the module docs): `valid` valid and
+    /// `invalid` invalid random cases per tool after its boundary and hostile cases, each
+    /// tool within `--tool-budget-ms` and the phase within its budget.
+    pub(super) async fn generated_scheduled(
+        &mut self,
+        tools: &[(String, Value, String)],
+        valid: usize,
+        invalid: usize,
+        phase_budget: Duration,
+    ) {
+        let phase_started = Instant::now();
+        let budget = phase_budget.min(self.config.tool_budget);
+        let mut lanes: Vec<Lane> = tools
+            .iter()
+            .map(|(name, schema, url)| self.lane(name, schema, url, valid, invalid, budget))
+            .collect();
+        let k = self.config.in_flight.max(1);
+        let per_lane = k.div_ceil(2).max(1);
+        let mut flights: Vec<Flight> = Vec::new();
+        let mut window: Vec<Done> = Vec::new();
+        let mut submitted: HashSet<u64> = HashSet::new();
+        // A liveness check is due (cadence, or an anomaly); the ping in flight, if one is.
+        let mut due = false;
+        let mut checking = false;
+        // Violations to shrink once nothing is in flight (shrinking runs one call at a time).
+        let mut to_shrink: Vec<Done> = Vec::new();
+        // A call went unanswered (or was given up on) on a live server that may still be
+        // running it: once nothing else is in flight, the server is restarted fresh.
+        let mut restart: Option<String> = None;
+        let mut batch_started = Instant::now();
+        if self.session.is_none() {
+            self.restart("no server running").await;
+        }
+        if let Some(s) = self.session.as_mut() {
+            s.begin_batch();
+        }
+        loop {
+            if self.gave_up {
+                break;
+            }
+            // A check due: a ping joins the calls in flight (calls of a slow tool are not
+            // waited for); no new case starts until it is answered.
+            if due && !checking && !window.is_empty() {
+                match self.launch_ping().await {
+                    Some(ping) => {
+                        flights.push(ping);
+                        checking = true;
+                    }
+                    None => {
+                        // Nothing can be written: the server is gone; find out at once.
+                        self.abandon(&mut flights, &mut lanes, &mut window);
+                        self.checkpoint(&mut window, &mut lanes).await;
+                        if !self.begin_again(&mut batch_started) {
+                            break;
+                        }
+                    }
+                }
+                due = false;
+            }
+            // Refill.
+            while !checking
+                && !due
+                && restart.is_none()
+                && flights.len() < k
+                && phase_started.elapsed() < phase_budget
+            {
+                let Some(li) = pick(&lanes, per_lane) else {
+                    break;
+                };
+                let Some(case) = lanes[li].queue.pop_front() else {
+                    continue;
+                };
+                let key = call_key(&lanes[li].tool, &case.value);
+                if self.called.contains(&key) || !submitted.insert(key) {
+                    continue;
+                }
+                let Some(flight) = self.launch(&lanes[li], li, case).await else {
+                    due = true;
+                    break;
+                };
+                lanes[li].in_flight += 1;
+                lanes[li].calls += 1;
+                flights.push(flight);
+            }
+            if flights.is_empty()
+                && let Some(label) = restart.take()
+            {
+                self.fresh_restart(&format!(
+                    "{label} was not answered in time and may still be running"
+                ))
+                .await;
+                if !self.begin_again(&mut batch_started) {
+                    break;
+                }
+                continue;
+            }
+            if flights.is_empty() {
+                let more = lanes.iter().any(Lane::has_work)
+                    && phase_started.elapsed() < phase_budget
+                    && !self.gave_up;
+                if !more {
+                    // The end: the last window's check, then the shrinking.
+                    self.checkpoint(&mut window, &mut lanes).await;
+                    for d in std::mem::take(&mut to_shrink) {
+                        if self.gave_up {
+                            break;
+                        }
+                        self.settle(d, &lanes).await;
+                    }
+                    break;
+                }
+                if !window.is_empty() {
+                    due = true;
+                }
+                continue;
+            }
+            // Wait for the next item or the earliest deadline.
+            let until = flights
+                .iter()
+                .map(|f| f.deadline)
+                .min()
+                .unwrap_or_else(Instant::now);
+            let Some(session) = self.session.as_mut() else {
+                break;
+            };
+            let item = session.pull(until).await;
+            let now = Instant::now();
+            match item {
+                Some(item) => route(&mut flights, item, now, session.is_stdio()),
+                None => {
+                    let gone = session.has_exited().is_some() || session.output_closed();
+                    for f in flights.iter_mut().filter(|f| f.outcome.is_none()) {
+                        if let Some(index) = f.answered {
+                            // Answered; its HTTP exchange did not end in time.
+                            if gone || now >= f.deadline {
+                                f.outcome = Some(Outcome::Answered { index });
+                            }
+                        } else if gone {
+                            f.outcome = Some(Outcome::Gone(session.has_exited()));
+                        } else if now >= f.deadline {
+                            f.outcome = Some(if f.at_cap {
+                                Outcome::Abandoned
+                            } else {
+                                Outcome::NoAnswer
+                            });
+                        }
+                    }
+                }
+            }
+            // Judge the finished ones; the ping's answer settles the window.
+            let mut ping: Option<Flight> = None;
+            let mut i = 0;
+            while i < flights.len() {
+                if flights[i].outcome.is_none() {
+                    i += 1;
+                    continue;
+                }
+                let f = flights.swap_remove(i);
+                if f.lane == PING {
+                    ping = Some(f);
+                    continue;
+                }
+                lanes[f.lane].in_flight -= 1;
+                let (done, anomaly) = self.land(f, &mut lanes);
+                due |= anomaly;
+                window.push(done);
+            }
+            if let Some(ping) = ping {
+                checking = false;
+                let ping = self.ping_exchange(ping);
+                let busy = window
+                    .iter()
+                    .find(|d| matches!(d.exchange.outcome, Outcome::NoAnswer | Outcome::Abandoned))
+                    .map(|d| d.exchange.probe.label());
+                if self.window_alive(&mut window, &ping, &mut to_shrink) {
+                    due = false;
+                    restart = restart.or(busy);
+                } else {
+                    // The server died or stopped answering: what is still in flight is lost
+                    // with it; the window is replayed one case at a time.
+                    self.abandon(&mut flights, &mut lanes, &mut window);
+                    self.replay_window(&mut window, &ping, &mut lanes).await;
+                    if !self.begin_again(&mut batch_started) {
+                        break;
+                    }
+                }
+            }
+            if window.len() >= CADENCE {
+                due = true;
+            }
+        }
+        if let Some(s) = self.session.as_mut()
+            && let Some(dropped) = s.end_batch(batch_started)
+            && let Some(last) = window.last_mut()
+        {
+            last.exchange.received.push(dropped);
+        }
+        for lane in lanes {
+            let cut = if lane.stalled {
+                Some("deadline missed")
+            } else if lane.capped || (lane.over() && !lane.queue.is_empty()) {
+                Some("time budget")
+            } else {
+                None
+            };
+            let phase = ToolGenerated {
+                tool: lane.tool,
+                calls: lane.calls,
+                elapsed_ms: u64::try_from(lane.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                cut,
+                skipped: lane.skipped,
+                limits: lane.limits,
+            };
+            (self.on_event)(&Event::ToolGenerated { phase: &phase });
+            self.summary.generated.push(phase);
+        }
+    }
+
+    /// One tool's cases, in the serial phase's order: boundary, hostile, random valid, random
+    /// invalid (with their trees, for shrinking).
+    fn lane(
+        &mut self,
+        tool: &str,
+        input_schema: &Value,
+        url_base: &str,
+        valid: usize,
+        invalid: usize,
+        budget: Duration,
+    ) -> Lane {
+        let started = Instant::now();
+        let mut lane = Lane {
+            tool: tool.to_owned(),
+            queue: VecDeque::new(),
+            started,
+            budget,
+            calls: 0,
+            in_flight: 0,
+            stalled: false,
+            capped: false,
+            answered: 0,
+            slow: false,
+            skipped: None,
+            limits: Vec::new(),
+        };
+        let version = self.context().version;
+        let schema = schema_for(input_schema, version);
+        let mut opts = GenOptions::with_url_base(url_base);
+        opts.deadline = Some(started + budget.min(GEN_SETUP_TIME));
+        let generator = match Generator::new(&schema, &opts) {
+            Ok(g) => g,
+            Err(e) => {
+                lane.skipped = Some(format!("{}: {e}", e.kind()));
+                if !e.is_budget() {
+                    self.schema_finding(tool, &e);
+                }
+                return lane;
+            }
+        };
+        if let Ok(cases) = generator.boundary() {
+            for case in cases.into_iter().take(BOUNDARY_CASES) {
+                let (value, violation) = match case {
+                    Case::Valid { value, .. } => (value, None),
+                    Case::Invalid { value, violation } => (value, Some(violation)),
+                };
+                lane.queue.push_back(Pending {
+                    value,
+                    violation,
+                    phase: "boundary",
+                    tree: None,
+                });
+            }
+        }
+        if let Ok(example) = generator.example() {
+            let variants = HostileVariants::new(input_schema, &example);
+            if variants.sampled() {
+                lane.limits.push(format!(
+                    "hostile strings: {} of {} property × string combinations, spread evenly",
+                    super::generated::HOSTILE_CASES,
+                    variants.combinations()
+                ));
+            }
+            for value in variants.filter(|v| generator.is_valid(v)) {
+                lane.queue.push_back(Pending {
+                    value,
+                    violation: None,
+                    phase: "hostile",
+                    tree: None,
+                });
+            }
+        }
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::from_seed(RngAlgorithm::ChaCha, &tool_seed(self.config.seed, tool)),
+        );
+        if let Ok(strategy) = generator.valid() {
+            for _ in 0..valid {
+                let Ok(tree) = strategy.new_tree(&mut runner) else {
+                    break;
+                };
+                lane.queue.push_back(Pending {
+                    value: tree.current(),
+                    violation: None,
+                    phase: "random",
+                    tree: Some(Tree::Valid(tree)),
+                });
+            }
+        }
+        if let Ok(strategy) = generator.invalid() {
+            for _ in 0..invalid {
+                let Ok(tree) = strategy.new_tree(&mut runner) else {
+                    break;
+                };
+                let (value, violation) = tree.current();
+                lane.queue.push_back(Pending {
+                    value,
+                    violation: Some(violation),
+                    phase: "random",
+                    tree: Some(Tree::Invalid(tree)),
+                });
+            }
+        }
+        lane.limits.extend(
+            generator
+                .budget_notes()
+                .iter()
+                .map(|n| format!("{} at {}", n.message, n.pointer)),
+        );
+        lane
+    }
+
+    /// Sends one case; `None` when no server is running or the frame could not be written
+    /// (the caller drains and checks liveness).
+    async fn launch(&mut self, lane: &Lane, li: usize, case: Pending) -> Option<Flight> {
+        let probe = Probe::Generated {
+            tool: lane.tool.clone(),
+            arguments: case.value.clone(),
+            violation: case.violation.clone(),
+            phase: case.phase,
+        };
+        let label = probe.label();
+        (self.on_event)(&Event::Step { label: &label });
+        let timeout = self.config.timeout;
+        let session = self.session.as_mut()?;
+        let client_max = session.config().max_timeout.max(timeout);
+        let id = session.next_id();
+        let bytes = session.call_frame(&id, &lane.tool, &case.value);
+        let sent_at = Instant::now();
+        let cap = (lane.started + lane.budget)
+            .saturating_duration_since(sent_at)
+            .clamp(timeout, client_max);
+        let post = session.submit(&bytes).await.ok()?;
+        self.sent_seq += 1;
+        Some(Flight {
+            seq: self.sent_seq,
+            lane: li,
+            case,
+            token: format!("mcp-chaos-{id}"),
+            id,
+            probe,
+            bytes,
+            sent_at,
+            timeout,
+            deadline: sent_at + timeout,
+            hard: sent_at + cap,
+            capped: cap < client_max,
+            at_cap: false,
+            post,
+            received: Vec::new(),
+            answered: None,
+            http_done: false,
+            outcome: None,
+        })
+    }
+
+    /// Turns a finished flight into its exchange, counts and judges it; returns it with
+    /// whether it was an anomaly (the window is then drained and liveness checked).
+    fn land(&mut self, f: Flight, lanes: &mut [Lane]) -> (Done, bool) {
+        let timeout_ms = u64::try_from(self.config.timeout.as_millis()).unwrap_or(u64::MAX);
+        let outcome = f.outcome.unwrap_or(Outcome::NoAnswer);
+        if matches!(outcome, Outcome::NoAnswer | Outcome::Abandoned)
+            && let Some(s) = self.session.as_mut()
+        {
+            s.forget(f.id.clone());
+        }
+        let exchange = Exchange {
+            probe: f.probe,
+            sent: f.bytes,
+            expect: Expect::Response {
+                id: f.id,
+                or_null: false,
+                fence: false,
+            },
+            received: f.received,
+            preceding: 0,
+            outcome,
+            elapsed: f.sent_at.elapsed(),
+            timeout_ms,
+            fault: None,
+        };
+        self.count(&exchange);
+        let findings = oracle::judge(&self.context(), &exchange);
+        let lane = &mut lanes[f.lane];
+        lane.answered += u64::from(matches!(exchange.outcome, Outcome::Answered { .. }));
+        lane.slow |= exchange.elapsed >= SLOW_CALL
+            || exchange.frames().any(|(_, fr)| {
+                matches!(&fr.message, Ok(Message::Notification(n)) if n.method() == "notifications/progress")
+            });
+        let anomaly = match exchange.outcome {
+            Outcome::Answered { .. } => findings.iter().any(|f| f.severity == Severity::Violation),
+            Outcome::Abandoned => {
+                lane.capped = true;
+                true
+            }
+            Outcome::NoAnswer => {
+                lane.stalled = true;
+                true
+            }
+            _ => true,
+        };
+        (
+            Done {
+                seq: f.seq,
+                lane: f.lane,
+                exchange,
+                findings,
+                tree: f.case.tree,
+            },
+            anomaly,
+        )
+    }
+
+    /// With nothing in flight: one liveness ping for the window. When it passes, the
+    /// window's findings are recorded (violations shrunk one call at a time) and a server
+    /// still busy with a call given up on is restarted fresh; when it fails, the server is
+    /// restarted and the window replayed one case at a time to find the case that did it.
+    /// Returns whether the scheduler may go on.
+    async fn checkpoint(&mut self, window: &mut Vec<Done>, lanes: &mut [Lane]) -> bool {
+        let mut done = std::mem::take(window);
+        // In the order sent: replays and findings follow the cases' order, not the order the
+        // answers happened to come in.
+        done.sort_by_key(|d| d.seq);
+        let Some(last) = done.last().map(|d| d.exchange.clone()) else {
+            return !self.gave_up;
+        };
+        let Some(session) = self.session.as_mut() else {
+            return false;
+        };
+        let ping = session.liveness().await;
+        let stderr = session.stderr_tail();
+        self.count(&ping);
+        let ctx = self.context();
+        let alive = oracle::liveness::check(&ctx, &last, &ping, &stderr);
+        let ping_findings = oracle::judge(&ctx, &ping);
+        if alive.is_empty() {
+            self.add(ping_findings);
+            let busy = done
+                .iter()
+                .find(|d| matches!(d.exchange.outcome, Outcome::NoAnswer | Outcome::Abandoned))
+                .map(|d| d.exchange.probe.label());
+            for d in done {
+                self.settle(d, lanes).await;
+            }
+            if let Some(label) = busy {
+                self.fresh_restart(&format!(
+                    "{label} was not answered in time and may still be running"
+                ))
+                .await;
+            }
+            return !self.gave_up;
+        }
+        *window = done;
+        self.replay_window(window, &ping, lanes).await
+    }
+
+    /// Sends a liveness ping as one more request in flight; `None` when it cannot be written.
+    async fn launch_ping(&mut self) -> Option<Flight> {
+        let timeout = self.config.timeout;
+        let session = self.session.as_mut()?;
+        let id = session.next_id();
+        let bytes = session.liveness_frame(&id, None);
+        let sent_at = Instant::now();
+        let post = session.submit(&bytes).await.ok()?;
+        Some(Flight {
+            seq: 0,
+            lane: PING,
+            case: Pending {
+                value: Value::Null,
+                violation: None,
+                phase: "liveness",
+                tree: None,
+            },
+            token: format!("mcp-chaos-{id}"),
+            id,
+            probe: Probe::Liveness,
+            bytes,
+            sent_at,
+            timeout,
+            deadline: sent_at + timeout,
+            hard: sent_at + timeout,
+            capped: false,
+            at_cap: false,
+            post,
+            received: Vec::new(),
+            answered: None,
+            http_done: false,
+            outcome: None,
+        })
+    }
+
+    /// The exchange of a finished ping flight, counted.
+    fn ping_exchange(&mut self, f: Flight) -> Exchange {
+        let outcome = f.outcome.unwrap_or(Outcome::NoAnswer);
+        if matches!(outcome, Outcome::NoAnswer)
+            && let Some(s) = self.session.as_mut()
+        {
+            s.forget(f.id.clone());
+        }
+        let exchange = Exchange {
+            probe: f.probe,
+            sent: f.bytes,
+            expect: Expect::Response {
+                id: f.id,
+                or_null: false,
+                fence: false,
+            },
+            received: f.received,
+            preceding: 0,
+            outcome,
+            elapsed: f.sent_at.elapsed(),
+            timeout_ms: u64::try_from(self.config.timeout.as_millis()).unwrap_or(u64::MAX),
+            fault: None,
+        };
+        self.count(&exchange);
+        exchange
+    }
+
+    /// Judges the window by the `ping` that followed it: when the server is alive, records
+    /// the window's findings (the violations with a tree go to `to_shrink`, for later) and
+    /// returns true; false when the ping failed (the window is left for a replay).
+    fn window_alive(
+        &mut self,
+        window: &mut Vec<Done>,
+        ping: &Exchange,
+        to_shrink: &mut Vec<Done>,
+    ) -> bool {
+        let stderr = self
+            .session
+            .as_ref()
+            .map(|s| s.stderr_tail())
+            .unwrap_or_default();
+        let ctx = self.context();
+        let alive = match window.last() {
+            Some(last) => oracle::liveness::check(&ctx, &last.exchange, ping, &stderr),
+            None => oracle::liveness::check(&ctx, ping, ping, &stderr),
+        };
+        if !alive.is_empty() {
+            return false;
+        }
+        let findings = oracle::judge(&ctx, ping);
+        self.add(findings);
+        let mut done = std::mem::take(window);
+        done.sort_by_key(|d| d.seq);
+        for d in done {
+            let violation = d.findings.iter().any(|f| f.severity == Severity::Violation);
+            if violation && d.tree.is_some() {
+                to_shrink.push(d);
+                continue;
+            }
+            let outcome = self.finalize(CaseOutcome {
+                missed: matches!(d.exchange.outcome, Outcome::NoAnswer),
+                exchange: d.exchange,
+                findings: d.findings,
+            });
+            self.add(outcome.findings);
+        }
+        true
+    }
+
+    /// Ends every flight still out as lost with the server, into the window.
+    fn abandon(&mut self, flights: &mut Vec<Flight>, lanes: &mut [Lane], window: &mut Vec<Done>) {
+        let status = self.session.as_ref().and_then(|s| s.has_exited());
+        for mut f in std::mem::take(flights) {
+            if f.lane == PING {
+                continue;
+            }
+            f.outcome = Some(Outcome::Gone(status.clone()));
+            lanes[f.lane].in_flight -= 1;
+            let (done, _) = self.land(f, lanes);
+            window.push(done);
+        }
+    }
+
+    /// Starts a new batch on the (restarted) session; false when the phase cannot go on.
+    fn begin_again(&mut self, batch_started: &mut Instant) -> bool {
+        *batch_started = Instant::now();
+        match self.session.as_mut() {
+            Some(s) if !self.gave_up => {
+                s.begin_batch();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The server failed after `window` (the `ping` after it failed): it is restarted and
+    /// every case of the window runs again, one at a time, each followed by its own ping, so
+    /// that the case that kills the server is named (and shrunk). When none does, the
+    /// failure is reported after the window's last case. Returns whether the phase may go on.
+    async fn replay_window(
+        &mut self,
+        window: &mut Vec<Done>,
+        ping: &Exchange,
+        lanes: &mut [Lane],
+    ) -> bool {
+        let mut done = std::mem::take(window);
+        done.sort_by_key(|d| d.seq);
+        let Some(last) = done.last().map(|d| d.exchange.clone()) else {
+            return !self.gave_up;
+        };
+        let stderr = self
+            .session
+            .as_ref()
+            .map(|s| s.stderr_tail())
+            .unwrap_or_default();
+        // Should no case reproduce it alone (a failure that depends on the load or on how
+        // many calls came before), the failure is reported after the first case still in
+        // flight when the server failed: a server that reads its input in order was handling
+        // that one (else after the window's last case).
+        let culprit = done
+            .iter()
+            .find(|d| !matches!(d.exchange.outcome, Outcome::Answered { .. }))
+            .map_or(last.clone(), |d| d.exchange.clone());
+        let alive: Vec<Finding> = oracle::liveness::check(&self.context(), &culprit, ping, &stderr)
+            .into_iter()
+            .map(|mut f| {
+                f.message = format!(
+                    "{} (one of {} calls run concurrently; not reproduced one call at a time)",
+                    f.message,
+                    done.len()
+                );
+                f
+            })
+            .collect();
+        // The server died or stopped answering with several cases in flight: find the case.
+        let reason = format!(
+            "server failed with {} generated cases in the window since the last check",
+            done.len()
+        );
+        if !self.restart_after_failure(&reason, &last, ping).await {
+            self.add(alive);
+            return false;
+        }
+        let mut found = false;
+        for d in done {
+            if self.gave_up {
+                break;
+            }
+            let tool = lanes[d.lane].tool.clone();
+            let (arguments, violation, phase) = match &d.exchange.probe {
+                Probe::Generated {
+                    arguments,
+                    violation,
+                    phase,
+                    ..
+                } => (arguments.clone(), violation.clone(), *phase),
+                _ => continue,
+            };
+            // Every case of the window runs again, one at a time, each followed by a ping:
+            // the one that kills the server is named, and so is any later one that does too.
+            self.tool_deadline = Some(lanes[d.lane].started + lanes[d.lane].budget);
+            let outcome = self.run_case(&tool, arguments, violation, phase).await;
+            let died = outcome.findings.iter().any(|f| {
+                f.code == crate::finding::SERVER_DIED.code
+                    || f.code == crate::finding::NOT_ALIVE.code
+                    || f.code == crate::finding::CRASH_ON_INPUT.code
+            });
+            found |= died;
+            self.finish_case(&tool, outcome, d.tree).await;
+            self.tool_deadline = None;
+        }
+        if !found {
+            self.add(alive);
+        }
+        !self.gave_up
+    }
+
+    /// Records a finished case of a window that passed its liveness check: its findings, its
+    /// violation shrunk (one call at a time) when it has a tree.
+    async fn settle(&mut self, d: Done, lanes: &[Lane]) {
+        let tool = lanes[d.lane].tool.clone();
+        let outcome = CaseOutcome {
+            missed: matches!(d.exchange.outcome, Outcome::NoAnswer),
+            exchange: d.exchange,
+            findings: d.findings,
+        };
+        self.tool_deadline = Some(lanes[d.lane].started + lanes[d.lane].budget);
+        self.finish_case(&tool, outcome, d.tree).await;
+        self.tool_deadline = None;
+    }
+
+    /// Shrinks (when it has a tree and a violation) and records one case's outcome.
+    async fn finish_case(&mut self, tool: &str, outcome: CaseOutcome, tree: Option<Tree>) {
+        let outcome = match tree {
+            Some(Tree::Valid(mut t)) => {
+                self.shrink(
+                    tool,
+                    outcome,
+                    |t: &mut _| (ValueTree::current(t), None),
+                    &mut t,
+                )
+                .await
+            }
+            Some(Tree::Invalid(mut t)) => {
+                self.shrink(
+                    tool,
+                    outcome,
+                    |t: &mut Box<dyn ValueTree<Value = (Value, Violation)>>| {
+                        let (v, viol) = ValueTree::current(t);
+                        (v, Some(viol))
+                    },
+                    &mut t,
+                )
+                .await
+            }
+            None => self.finalize(outcome),
+        };
+        self.add(outcome.findings);
+    }
+}
+
+/// The lane to take the next case from: one with work and fewer than `per_lane` calls in
+/// flight (one for a tool not yet answered or slow), the least busy first (the first listed
+/// on a tie).
+fn pick(lanes: &[Lane], per_lane: usize) -> Option<usize> {
+    lanes
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            let cap = if l.slow || l.answered == 0 {
+                1
+            } else {
+                per_lane
+            };
+            l.has_work() && l.in_flight < cap
+        })
+        .min_by_key(|(i, l)| (l.in_flight, *i))
+        .map(|(i, _)| i)
+}
+
+/// Files `item` with the flight it belongs to: a response by its id, a progress notification
+/// by its token, an HTTP exchange by its number; the end of the server ends every flight;
+/// anything else goes to the oldest flight.
+fn route(flights: &mut [Flight], item: ReceivedItem, now: Instant, stdio: bool) {
+    let at = |f: &Flight| u64::try_from(now.duration_since(f.sent_at).as_millis()).unwrap_or(0);
+    match &item {
+        ReceivedItem::Exited(status) => {
+            for f in flights.iter_mut().filter(|f| f.outcome.is_none()) {
+                f.received.push(Received {
+                    at_ms: at(f),
+                    item: item.clone(),
+                });
+                f.outcome = Some(Outcome::Gone(Some(status.clone())));
+            }
+            return;
+        }
+        ReceivedItem::Closed => {
+            for f in flights.iter_mut().filter(|f| f.outcome.is_none()) {
+                f.received.push(Received {
+                    at_ms: at(f),
+                    item: item.clone(),
+                });
+                f.outcome = Some(Outcome::Gone(None));
+            }
+            return;
+        }
+        _ => {}
+    }
+    let owner = match &item {
+        ReceivedItem::Frame(frame) => match &frame.message {
+            Ok(Message::Response(r)) => match r.id() {
+                ResponseId::Id(id) => flights.iter().position(|f| &f.id == id),
+                _ => None,
+            },
+            _ => flights
+                .iter()
+                .position(|f| crate::session::is_progress_for(frame, &f.token)),
+        },
+        ReceivedItem::Http(info) => flights.iter().position(|f| f.post == Some(info.post)),
+        _ => None,
+    };
+    let Some(i) = owner.or_else(|| {
+        flights
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, f)| f.sent_at)
+            .map(|(i, _)| i)
+    }) else {
+        return;
+    };
+    let f = &mut flights[i];
+    let index = f.received.len();
+    let answers = matches!(&item, ReceivedItem::Frame(frame)
+        if matches!(&frame.message, Ok(Message::Response(r)) if r.id().id() == Some(&f.id)));
+    let progress = matches!(&item, ReceivedItem::Frame(frame)
+        if crate::session::is_progress_for(frame, &f.token));
+    let http = match &item {
+        ReceivedItem::Http(info) if f.post == Some(info.post) => Some(info.status.is_none()),
+        _ => None,
+    };
+    f.received.push(Received { at_ms: at(f), item });
+    if progress {
+        // Progress extends the deadline by one timeout, up to the call's cap.
+        let extended = now + f.timeout;
+        f.at_cap = f.capped && extended >= f.hard;
+        f.deadline = extended.min(f.hard).max(f.deadline);
+    }
+    if answers {
+        f.answered = Some(index);
+    }
+    if let Some(failed) = http {
+        f.http_done = true;
+        if failed && f.answered.is_none() {
+            f.outcome = Some(Outcome::SendFailed("the HTTP request failed".into()));
+            return;
+        }
+    }
+    if let Some(index) = f.answered
+        && (stdio || f.http_done)
+    {
+        f.outcome = Some(Outcome::Answered { index });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lane(answered: u64, slow: bool, in_flight: usize, queued: usize) -> Lane {
+        Lane {
+            tool: "t".into(),
+            queue: (0..queued)
+                .map(|i| Pending {
+                    value: Value::from(i),
+                    violation: None,
+                    phase: "random",
+                    tree: None,
+                })
+                .collect(),
+            started: Instant::now(),
+            budget: Duration::from_secs(60),
+            calls: 0,
+            in_flight,
+            stalled: false,
+            capped: false,
+            answered,
+            slow,
+            skipped: None,
+            limits: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_fast_tool_gets_several_slots_a_new_or_slow_one_only_one() {
+        // Not answered yet: one call at a time.
+        assert_eq!(pick(&[lane(0, false, 1, 5)], 4), None);
+        assert_eq!(pick(&[lane(0, false, 0, 5)], 4), Some(0));
+        // Fast: up to per_lane.
+        assert_eq!(pick(&[lane(3, false, 3, 5)], 4), Some(0));
+        assert_eq!(pick(&[lane(3, false, 4, 5)], 4), None);
+        // Slow: one at a time for good.
+        assert_eq!(pick(&[lane(3, true, 1, 5)], 4), None);
+    }
+
+    #[test]
+    fn the_least_busy_tool_with_work_goes_first() {
+        let lanes = [
+            lane(3, false, 2, 5),
+            lane(3, false, 1, 5),
+            lane(3, false, 0, 0),
+        ];
+        assert_eq!(pick(&lanes, 4), Some(1));
+        let mut stalled = lane(3, false, 0, 5);
+        stalled.stalled = true;
+        assert_eq!(pick(&[stalled, lane(3, false, 3, 5)], 4), Some(1));
+    }
+}
