@@ -392,6 +392,21 @@ struct CommonArgs {
     #[arg(long)]
     skip_version_probe: bool,
 
+    /// The server features beyond tools the features phase exercises, comma-separated:
+    /// resources, prompts, completions, logging; or all (the default) or none. Each runs only
+    /// where the server advertises it; one it does not advertise gets one request, which must
+    /// be answered -32601.
+    #[arg(long, value_name = "LIST", value_parser = crate::run::features::FeatureSelection::parse, default_value = "all")]
+    features: crate::run::features::FeatureSelection,
+
+    /// Leave resources and resource templates out of the features phase.
+    #[arg(long)]
+    skip_resources: bool,
+
+    /// Leave prompts out of the features phase.
+    #[arg(long)]
+    skip_prompts: bool,
+
     /// Skip the transport-chaos probes (concurrent and duplicate-id requests, pipelined and
     /// split writes, ping during a slow call, cancellation, disconnect, large requests).
     #[arg(long)]
@@ -813,6 +828,9 @@ fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config.protocol_probes = !args.skip_probes;
     config.tool_calls = !args.skip_tool_calls;
     config.version_probe = !args.skip_version_probe;
+    config.features = args.features;
+    config.features.resources &= !args.skip_resources;
+    config.features.prompts &= !args.skip_prompts;
     config.transport_chaos = !args.skip_chaos;
     config.generated = !args.skip_generated;
     config.cases = args.cases;

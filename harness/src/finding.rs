@@ -345,6 +345,57 @@ catalog! {
          expectation means the server answered something else, and the model reading it will \
          stall or report a failure as a result. Fix the server, or correct the expectation if the \
          scenario asked for the wrong thing. The message names the step and what was expected.";
+    RESOURCE_NOT_FOUND = "MC701", "resource-not-found", "server/resources#error-handling",
+        "resources/read of an unknown URI is a JSON-RPC error: -32002 up to 2025-11-25, -32602 in 2026-07-28.",
+        "A client reading a resource that does not exist must learn that it does not exist, by a \
+         code it can branch on. Up to 2025-11-25 servers SHOULD answer -32002 (resource not found; \
+         a warning otherwise). In 2026-07-28 servers MUST answer -32602 and MUST NOT emit the \
+         retired -32002 (a violation either way). An internal error (-32603) for a missing \
+         resource reads as a server crash and invites retries that cannot help. Fix: look the URI \
+         up (listed resources, then templates) before reading and answer \
+         {\"code\": -32002 or -32602, \"message\": \"Resource not found\", \"data\": {\"uri\": URI}}.";
+    EMPTY_RESOURCE_CONTENTS = "MC702", "empty-resource-contents", "server/resources#error-handling",
+        "resources/read of an unknown URI never succeeds with an empty contents array.",
+        "An empty contents array is ambiguous: the resource may exist and be empty, or not exist at \
+         all; the model then reasons from nothing as if it were data. 2026-07-28 says servers MUST \
+         NOT return an empty contents array for a non-existent resource (a violation); earlier \
+         versions ask for a JSON-RPC error (a warning). Fix: answer a URI that names no resource \
+         with the resource-not-found error of the version.";
+    PAGINATION_CURSOR = "MC703", "pagination-cursor", "server/utilities/pagination#error-handling",
+        "List cursors end, and an invalid cursor is answered with -32602.",
+        "resources/list, resources/templates/list and prompts/list page through opaque cursors; a \
+         client follows nextCursor until there is none. A nextCursor that leads back to a page \
+         already served makes the list endless: a client that follows cursors, as clients SHOULD, \
+         never finishes (a violation; mcp-chaos stops at the repeated cursor, or after 50 pages \
+         without a finding). Invalid cursors SHOULD get -32602 (a warning otherwise; a server \
+         that never paginates may ignore one). Fix: make cursors encode a position that only \
+         moves forward, and validate a cursor before using it.";
+    PROMPT_ARGUMENT_ERRORS = "MC704", "prompt-argument-errors", "server/prompts#error-handling",
+        "prompts/get (and completion/complete) of an unknown prompt, or without a required argument, is a -32602 error.",
+        "Servers SHOULD answer an invalid prompt name and a missing required argument with -32602 \
+         (invalid params), and SHOULD validate prompt arguments before processing. A -32603 or a \
+         stack trace tells the client the server broke, not that its request was wrong; a \
+         rendered prompt with the argument missing sends the model a message with a hole in it. \
+         The same holds for a completion/complete whose ref names no prompt. Fix: check the name \
+         and every required argument first and answer {\"code\": -32602, \"message\": \"prompt \
+         translate needs the argument language\"}. Severity: a warning (SHOULD).";
+    LOG_LEVEL_ERRORS = "MC705", "log-level-errors", "server/utilities/logging#error-handling",
+        "logging/setLevel accepts the eight syslog levels and answers any other level with -32602.",
+        "A server that advertises logging lets the client set the minimum level with \
+         logging/setLevel (debug, info, notice, warning, error, critical, alert, emergency). An \
+         invalid level SHOULD get -32602; accepting it silently leaves the client believing a \
+         level it never set, and rejecting a valid one breaks every client that sets it. \
+         2026-07-28 removes logging/setLevel (the level travels in each request's _meta). Fix: \
+         validate the level against the eight names. Severity: a warning (SHOULD).";
+    CAPABILITY_GATING = "MC706", "capability-gating", "basic/lifecycle#capability-negotiation",
+        "A request for a feature the server did not advertise is answered with -32601 (method not found).",
+        "Capabilities say what a server offers; a method behind a capability the server did not \
+         advertise (prompts/list without prompts, completion/complete without completions) is a \
+         method it does not implement, and the spec documents -32601 for it (MethodNotFoundError \
+         in the 2026-07-28 schema; \"Capability not supported\" on the completion page). Clients \
+         probe optional features this way and branch on the code; a -32603 reads as a crash. \
+         Fix: answer methods of unadvertised features like unknown methods. Severity: a warning \
+         (the text gives no MUST).";
 }
 
 /// Looks an invariant up by code (`MC101`) or name (`wrong-error-code`), case-insensitively.

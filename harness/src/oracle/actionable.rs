@@ -9,7 +9,9 @@
 //!   system's message, or a bare exception class, key or path as the whole message) in an
 //!   `isError` result or in the JSON-RPC error of a `tools/call`: the message says what is
 //!   missing of what a model needs (the operation, the argument or resource, the reason, the
-//!   constraint or state, the next action, whether a retry can help).
+//!   constraint or state, the next action, whether a retry can help). The JSON-RPC errors of
+//!   the features phase (`resources/read`, `prompts/get`, `completion/complete`, ...) are
+//!   judged for raw exception text too.
 
 use std::sync::LazyLock;
 
@@ -208,6 +210,9 @@ pub fn is_raw_answer(ex: &Exchange) -> bool {
 /// Judges every `isError` tool result, and the JSON-RPC error of every `tools/call`, the model
 /// reads.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
+    if let crate::session::Probe::Feature(feature) = &ex.probe {
+        return raw_finding(ctx, ex, feature.method()).into_iter().collect();
+    }
     let Some(tool) = ex.probe.called_tool() else {
         return Vec::new();
     };

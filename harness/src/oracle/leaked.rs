@@ -1,6 +1,7 @@
 //! `leaked-internals` (MC204): nothing the model reads carries the server's internals. Scans,
 //! with [`super::leaks`], every text a client passes on: tool results (text blocks, embedded
-//! text resources, `structuredContent`), JSON-RPC error `message` and `data`, and log
+//! text resources, `structuredContent`), the results of the features beyond tools (resource
+//! contents, prompt messages, completion values), JSON-RPC error `message` and `data`, and log
 //! notifications (`notifications/message`, whose content MUST NOT contain secrets or internal
 //! details: `server/utilities/logging` §Security).
 //!
@@ -42,6 +43,11 @@ fn texts(ex: &Exchange) -> Vec<(&'static str, bool, String)> {
                     if let Some(sc) = result.get("structuredContent") {
                         out.push(("structuredContent", failed, flatten(sc)));
                     }
+                } else if let Some(result) = r.result()
+                    && let Some((place, text)) = super::feature_shape::texts(result)
+                {
+                    // Resource contents, prompt messages, completion values: data.
+                    out.push((place, false, text));
                 }
             }
             Ok(Message::Notification(n)) if n.method() == "notifications/message" => {

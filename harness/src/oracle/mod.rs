@@ -7,20 +7,27 @@
 
 pub mod actionable;
 pub mod business_failure;
+pub mod capability_gating;
 pub mod chaos;
 pub mod deadline;
+pub mod empty_resource_contents;
 pub mod error_codes;
+pub mod feature_shape;
 pub mod generated;
 pub mod http;
 pub mod leaked;
 pub mod leaks;
 pub mod lifecycle;
 pub mod liveness;
+pub mod log_level;
 pub mod masking;
 pub mod no_response;
 pub mod notification_flood;
 pub mod notification_reply;
+pub mod pagination;
+pub mod prompt_errors;
 pub mod raw_error;
+pub mod resource_not_found;
 pub mod response_id;
 pub mod response_shape;
 pub mod server_request_flood;
@@ -32,6 +39,8 @@ pub mod version;
 pub mod wedged;
 pub mod wire_answer;
 
+#[cfg(test)]
+mod feature_tests;
 #[cfg(test)]
 mod tests;
 
@@ -168,6 +177,12 @@ pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     findings.extend(chaos::check(ctx, ex));
     findings.extend(generated::check(ctx, ex));
     findings.extend(wire_answer::check(ctx, ex));
+    findings.extend(resource_not_found::check(ctx, ex));
+    findings.extend(empty_resource_contents::check(ctx, ex));
+    findings.extend(pagination::check(ctx, ex));
+    findings.extend(prompt_errors::check(ctx, ex));
+    findings.extend(log_level::check(ctx, ex));
+    findings.extend(capability_gating::check(ctx, ex));
     findings
 }
 

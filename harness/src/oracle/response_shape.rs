@@ -107,6 +107,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
             )],
         },
         Some("tools/list") => list_tools_result(result, ctx.version),
+        Some(m) if super::feature_shape::METHODS.contains(&m) => {
+            super::feature_shape::problems(m, result, ctx.version)
+        }
         Some("tools/call")
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") =>
         {
@@ -294,7 +297,14 @@ pub fn call_tool_result(result: &Value, version: ProtocolVersion) -> Vec<String>
     out
 }
 
-fn content_block(block: &Value, path: &str, version: ProtocolVersion, out: &mut Vec<String>) {
+/// Problems with a content block at `path` (a `CallToolResult`'s, a prompt message's) under
+/// `version`, appended to `out`.
+pub(super) fn content_block(
+    block: &Value,
+    path: &str,
+    version: ProtocolVersion,
+    out: &mut Vec<String>,
+) {
     if !block.is_object() {
         out.push(format!("{path} is {}, not an object", kind(block)));
         return;

@@ -225,6 +225,21 @@ pub fn render(report: &Report, color: bool) -> String {
         sum.duration_ms as f64 / 1000.0,
         sum.restarts
     );
+    let f = &sum.features;
+    if !f.is_empty() {
+        let _ = writeln!(
+            out,
+            "  features: {} resource request(s) ({} resources, {} templates listed), {} prompt request(s) ({} prompts listed), {} completion(s), {} setLevel, {} unadvertised",
+            f.resources,
+            f.resources_listed,
+            f.templates_listed,
+            f.prompts,
+            f.prompts_listed,
+            f.completions,
+            f.logging,
+            f.gating
+        );
+    }
     if !sum.upstream.is_empty() {
         let _ = writeln!(out, "{}", upstream_line(&sum.upstream));
     }

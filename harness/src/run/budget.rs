@@ -9,7 +9,8 @@ use std::time::Duration;
 use super::Campaign;
 
 /// The part of the run's budget left when the generated phase starts that the phase may use,
-/// in percent; the rest is kept for the fault phase, transport chaos and the version probe.
+/// in percent; the rest is kept for the fault phase, the features phase, transport chaos and
+/// the version probe.
 pub const GENERATED_SHARE: u32 = 75;
 
 impl Campaign<'_> {

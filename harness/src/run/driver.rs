@@ -163,6 +163,31 @@ impl<'a> Driver<'a> {
         self.campaign.call(tool, arguments, fault).await
     }
 
+    /// Reads `uri` (`resources/read`), judges the exchange, checks liveness after it and
+    /// returns it (`None` when no server could be (re)started).
+    pub async fn read(&mut self, uri: &str) -> Option<Exchange> {
+        self.campaign.listen_to_server_stream();
+        let probe = crate::session::FeatureProbe::Read {
+            uri: uri.to_owned(),
+            template: None,
+        };
+        let params = serde_json::json!({"uri": uri});
+        self.campaign.feature(probe, Some(params)).await
+    }
+
+    /// Gets the prompt `name` with `arguments` (`prompts/get`), judges the exchange, checks
+    /// liveness after it and returns it (`None` when no server could be (re)started).
+    pub async fn prompt(&mut self, name: &str, arguments: Value) -> Option<Exchange> {
+        self.campaign.listen_to_server_stream();
+        let probe = crate::session::FeatureProbe::GetPrompt {
+            name: name.to_owned(),
+            arguments: arguments.clone(),
+            hostile: false,
+        };
+        let params = serde_json::json!({"name": name, "arguments": arguments});
+        self.campaign.feature(probe, Some(params)).await
+    }
+
     /// The protocol probes for the negotiated version and transport.
     pub async fn probes(&mut self) {
         self.campaign.probe_phase().await;

@@ -9,6 +9,7 @@ mod chaos;
 pub mod driver;
 pub mod fault_props;
 pub mod faults;
+pub mod features;
 pub mod generated;
 mod lifecycle;
 pub mod live;
@@ -169,6 +170,9 @@ pub struct RunConfig {
     pub seed: u64,
     /// Which listed tools are called (`--tools`, `--skip-tools`, `--read-only`).
     pub selection: select::ToolSelection,
+    /// Which server features beyond tools the features phase exercises (`--features`,
+    /// `--skip-resources`, `--skip-prompts`); [`features::FeatureSelection::NONE`] skips it.
+    pub features: features::FeatureSelection,
     /// The command line that reruns this run exactly (its seed included, secrets redacted),
     /// for the summary and the reports; `None` when the run has none (a library run).
     pub rerun: Option<String>,
@@ -212,6 +216,7 @@ impl RunConfig {
             secrets: Vec::new(),
             seed: 0,
             selection: select::ToolSelection::default(),
+            features: features::FeatureSelection::ALL,
             rerun: None,
             wire_cases: wire_phase::DEFAULT_WIRE_CASES,
             budget: None,
@@ -385,6 +390,10 @@ pub struct Summary {
     /// The wire phase's totals (left out of the JSON when it did not run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wire: Option<wire_phase::WireSummary>,
+    /// The features phase's requests per feature and what the server listed; left out of the
+    /// JSON when the phase sent nothing.
+    #[serde(skip_serializing_if = "features::FeatureCounts::is_empty")]
+    pub features: features::FeatureCounts,
     /// With a fake upstream: per tool, whether any of its calls (every phase) reached the
     /// upstream, how many calls tried, and the smallest arguments that reached it (what the
     /// fault phases use); left out of the JSON without a fake upstream.
@@ -515,6 +524,7 @@ impl Report {
         if let Some(w) = &b.wire {
             a.wire.get_or_insert_with(Default::default).add(w);
         }
+        a.features.add(&b.features);
         a.tools = a.tools.max(b.tools);
         self.server.protocol_version = format!(
             "{}, {}",
@@ -1006,6 +1016,9 @@ pub struct Phases {
     pub end_session: bool,
     /// The wire phase (`RunConfig::wire_cases` frames).
     pub wire: bool,
+    /// The features phase (resources, prompts, completion, logging, capability gating), for
+    /// the features [`RunConfig::features`] selects.
+    pub features: bool,
 }
 
 impl Phases {
@@ -1019,6 +1032,7 @@ impl Phases {
             version_probe: config.version_probe,
             end_session: config.protocol_probes,
             wire: config.wire_cases > 0,
+            features: config.features.any(),
         }
     }
 }
@@ -1205,6 +1219,9 @@ impl Campaign<'_> {
             let profiles = config.faults.faults.clone();
             self.fault_property_phase(&tools, &profiles, config.fault_cases)
                 .await;
+        }
+        if phases.features && !self.gave_up {
+            self.features_phase(config.features).await;
         }
         if config.transport_chaos && !self.gave_up {
             let (call, slow) = if config.tool_calls {

@@ -217,8 +217,9 @@ pub struct UpstreamSection {
     pub secrets: BTreeMap<String, String>,
 }
 
-/// One `[[step]]`: exactly one action key (`call`, `generate`, `faults`, `probes`,
-/// `baseline`, `chaos`, `version_probe`, `wire`, `campaign`), with what must hold after it.
+/// One `[[step]]`: exactly one action key (`call`, `read`, `prompt`, `generate`, `faults`,
+/// `probes`, `baseline`, `chaos`, `version_probe`, `wire`, `campaign`), with what must hold
+/// after it.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
@@ -236,6 +237,12 @@ pub struct StepSpec {
     /// those.
     #[serde(default)]
     pub fault: Option<mcp_chaos_faults::ScopedFault>,
+    /// Read one resource (`resources/read`).
+    #[serde(default)]
+    pub read: Option<ReadSpec>,
+    /// Get one prompt (`prompts/get`).
+    #[serde(default)]
+    pub prompt: Option<PromptSpec>,
     /// The generated phase for one tool or all.
     #[serde(default)]
     pub generate: Option<GenerateSpec>,
@@ -280,6 +287,26 @@ pub struct CallSpec {
     /// Its arguments (default: a small valid value generated from its `inputSchema`).
     #[serde(default)]
     pub arguments: Option<Value>,
+}
+
+/// `read = { uri = "..." }`: `resources/read` of one URI (`${NAME}` and the other
+/// substitutions apply).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadSpec {
+    /// The resource's URI.
+    pub uri: String,
+}
+
+/// `prompt = { name = "...", arguments = { ... } }`: `prompts/get` of one prompt.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptSpec {
+    /// The prompt's name.
+    pub name: String,
+    /// Its arguments, a string per argument name (default: none).
+    #[serde(default)]
+    pub arguments: Option<BTreeMap<String, String>>,
 }
 
 /// `generate = { tool = "...", valid = 64, invalid = 32 }`.
@@ -337,6 +364,10 @@ pub struct CampaignSpec {
     /// The wire phase (default true; it sends the scenario's `wire_cases` frames).
     #[serde(default = "yes")]
     pub wire: bool,
+    /// The features phase: resources, prompts, completion, logging and capability gating, for
+    /// what the server advertises (default true).
+    #[serde(default = "yes")]
+    pub features: bool,
 }
 
 /// Which channel a tool call's answer came on.
@@ -349,8 +380,9 @@ pub enum Channel {
     Error,
 }
 
-/// `expect = {...}` of a step. The outcome keys apply to `call` steps; `reported` and
-/// `holds` to every step.
+/// `expect = {...}` of a step. The outcome keys apply to `call` steps (`channel`,
+/// `error_code` and `content_matches` to `read` and `prompt` steps too, where the text is the
+/// resource contents' or the prompt messages' text); `reported` and `holds` to every step.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepExpect {
@@ -420,6 +452,18 @@ pub enum Action {
         arguments: Option<Value>,
         /// The upstream fault during the call, and the requests it hits.
         fault: Option<mcp_chaos_faults::ScopedFault>,
+    },
+    /// `read`: `resources/read` of a URI.
+    Read {
+        /// The URI.
+        uri: String,
+    },
+    /// `prompt`: `prompts/get` of a prompt.
+    Prompt {
+        /// The prompt.
+        name: String,
+        /// Its arguments (an object of strings; empty when none were given).
+        arguments: Value,
     },
     /// `generate`.
     Generate {
@@ -714,10 +758,29 @@ fn step(spec: &StepSpec, has_upstream: bool) -> Result<Step, String> {
     if let Some(c) = &spec.campaign {
         actions.push(("campaign", Action::Campaign(c.clone())));
     }
+    if let Some(r) = &spec.read {
+        actions.push(("read", Action::Read { uri: r.uri.clone() }));
+    }
+    if let Some(p) = &spec.prompt {
+        let arguments = Value::Object(
+            p.arguments
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        );
+        actions.push((
+            "prompt",
+            Action::Prompt {
+                name: p.name.clone(),
+                arguments,
+            },
+        ));
+    }
     let action = match actions.len() {
         1 => actions.remove(0),
         0 => {
-            return Err("no action: give one of call, generate, faults, probes, baseline, chaos, version_probe, wire, campaign".into());
+            return Err("no action: give one of call, read, prompt, generate, faults, probes, baseline, chaos, version_probe, wire, campaign".into());
         }
         _ => {
             let keys: Vec<_> = actions.iter().map(|(k, _)| format!("`{k}`")).collect();
@@ -729,14 +792,19 @@ fn step(spec: &StepSpec, has_upstream: bool) -> Result<Step, String> {
     };
     let expect = spec.expect.clone().unwrap_or_default();
     let is_call = matches!(action.1, Action::Call { .. });
-    let outcome_keys = expect.channel.is_some()
-        || expect.is_error.is_some()
-        || expect.error_code.is_some()
-        || expect.content_matches.is_some()
-        || !expect.structured_content.is_empty();
-    if outcome_keys && !is_call {
+    let is_feature = matches!(action.1, Action::Read { .. } | Action::Prompt { .. });
+    let call_keys = expect.is_error.is_some() || !expect.structured_content.is_empty();
+    let outcome_keys =
+        expect.channel.is_some() || expect.error_code.is_some() || expect.content_matches.is_some();
+    if call_keys && !is_call {
         return Err(format!(
-            "expect: channel, is_error, error_code, content_matches and structured_content apply to `call` steps, not `{}`",
+            "expect: is_error and structured_content apply to `call` steps, not `{}`",
+            action.0
+        ));
+    }
+    if outcome_keys && !is_call && !is_feature {
+        return Err(format!(
+            "expect: channel, error_code and content_matches apply to `call`, `read` and `prompt` steps, not `{}`",
             action.0
         ));
     }
@@ -810,6 +878,8 @@ fn label(action: &Action) -> String {
         Action::VersionProbe => "version negotiation".into(),
         Action::Wire => "wire phase".into(),
         Action::Campaign(_) => "campaign".into(),
+        Action::Read { uri } => format!("read {uri}"),
+        Action::Prompt { name, .. } => format!("prompt {name}"),
     }
 }
 

@@ -207,10 +207,18 @@ async fn prepare(scenario: &Scenario, options: &SuiteOptions) -> Result<Prepared
         if let Action::Call {
             arguments: Some(args),
             ..
+        }
+        | Action::Prompt {
+            arguments: args, ..
         } = &step.action
         {
             subst
                 .json(args)
+                .map_err(|e| format!("step {:?} (line {}): {e}", step.label, step.line))?;
+        }
+        if let Action::Read { uri } = &step.action {
+            subst
+                .apply(uri)
                 .map_err(|e| format!("step {:?} (line {}): {e}", step.label, step.line))?;
         }
     }
@@ -589,6 +597,17 @@ async fn perform(
                 .map(|a| prepared.subst.json(a).unwrap_or_else(|_| a.clone()));
             driver.call(tool, arguments, fault.as_ref()).await
         }
+        Action::Read { uri } => {
+            let uri = prepared.subst.apply(uri).unwrap_or_else(|_| uri.clone());
+            driver.read(&uri).await
+        }
+        Action::Prompt { name, arguments } => {
+            let arguments = prepared
+                .subst
+                .json(arguments)
+                .unwrap_or_else(|_| arguments.clone());
+            driver.prompt(name, arguments).await
+        }
         Action::Generate {
             tool,
             valid,
@@ -641,6 +660,7 @@ async fn perform(
                     version_probe: c.version_probe,
                     end_session: c.end_session,
                     wire: c.wire,
+                    features: c.features,
                 })
                 .await;
             None
@@ -678,7 +698,10 @@ fn check_step(
         }
         f
     };
-    if matches!(step.action, Action::Call { .. }) {
+    if matches!(
+        step.action,
+        Action::Call { .. } | Action::Read { .. } | Action::Prompt { .. }
+    ) {
         for msg in outcome_mismatches(step, exchange) {
             failures.push(fail(exchange, msg));
         }
@@ -773,7 +796,12 @@ fn outcome_mismatches(step: &Step, exchange: Option<&Exchange>) -> Vec<String> {
         return out;
     }
     let text = match (response.result(), response.error()) {
-        (Some(result), _) => crate::oracle::result_text(result),
+        (Some(result), _) if matches!(step.action, Action::Call { .. }) => {
+            crate::oracle::result_text(result)
+        }
+        (Some(result), _) => crate::oracle::feature_shape::texts(result)
+            .map(|(_, text)| text)
+            .unwrap_or_default(),
         (None, Some(err)) => err.message.to_owned(),
         _ => String::new(),
     };

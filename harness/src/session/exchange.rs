@@ -138,6 +138,9 @@ pub enum Probe {
         /// Where it came from: `generated`, `shrunk`, `replay`.
         phase: &'static str,
     },
+    /// A request of the features phase (resources, prompts, completion, logging, pagination,
+    /// capability gating).
+    Feature(super::FeatureProbe),
     /// A JSON-RPC batch of requests.
     Batch {
         /// The ids of the requests in the batch.
@@ -232,6 +235,7 @@ impl Probe {
                 "generated" => format!("wire frame {case} ({what})"),
                 _ => format!("wire frame {case} ({what}), {phase}"),
             },
+            Probe::Feature(f) => f.label(),
             Probe::Batch { defined: true, .. } => "batch of requests".into(),
             Probe::Batch { defined: false, .. } => "batch of requests (robustness)".into(),
             Probe::Lifecycle {

@@ -8,6 +8,7 @@
 //! answered, so that a dropped frame costs one round trip rather than a full timeout.
 
 mod exchange;
+mod feature;
 pub mod flood;
 mod many;
 mod pipeline;
@@ -20,6 +21,7 @@ pub use exchange::{
     Exchange, Expect, FaultContext, HttpProbe, LifecycleState, Outcome, Probe, Received,
     ReceivedItem, Retry, UpstreamHit,
 };
+pub use feature::FeatureProbe;
 pub use many::{Action, Outgoing};
 
 use crate::protocol::ProtocolVersion;

@@ -110,6 +110,7 @@ fn a_spent_budget_cuts_every_phase_and_says_so() {
     for line in [
         "protocol probes: not run",
         "baseline calls: not run",
+        "features phase: not run",
         "transport chaos: not run",
         "version probe: not run",
     ] {
@@ -127,4 +128,6 @@ fn a_spent_budget_cuts_every_phase_and_says_so() {
         run.stdout
     );
     assert_eq!(report["summary"]["tool_calls"], 0, "{report:#}");
+    // Nothing of the features phase was sent, so its counts are left out.
+    assert!(report["summary"].get("features").is_none(), "{report:#}");
 }

@@ -7,6 +7,7 @@ mod browser;
 mod chaos;
 mod cli;
 mod faults;
+mod features;
 mod generated;
 mod hostile;
 mod http;
@@ -29,6 +30,7 @@ fn every_flaw_has_an_end_to_end_case() {
         .chain(generated::GENERATED_FLAWS)
         .chain(invariants::WEDGE_FLAWS)
         .chain(wire::WIRE_FLAWS)
+        .chain(features::FEATURE_FLAWS)
         .chain(lifecycle::LIFECYCLE_FLAWS)
         .chain(invariants::EOF_FLAWS)
         .copied()

@@ -1,0 +1,260 @@
+//! Unit tests of the feature invariants (MC701-MC706) on hand-built exchanges: each finding
+//! at the severity the spec's words give it under each era, and silence on the right answer.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{Context, judge};
+use crate::finding::Severity;
+use crate::protocol::ProtocolVersion;
+use crate::session::{Exchange, Expect, FeatureProbe, Outcome, Probe, Received, ReceivedItem};
+use crate::transport::Frame;
+use crate::wire::{self, RequestId};
+
+/// `probe` answered with `answer` (a result, or `Err((code, message))`).
+fn exchange(probe: FeatureProbe, answer: Result<Value, (i64, &str)>) -> Exchange {
+    let id = RequestId::from(3);
+    let sent = wire::to_line(&wire::request(&id, probe.method(), Some(json!({}))));
+    let reply = match answer {
+        Ok(result) => wire::success(&id, result),
+        Err((code, message)) => wire::error(Some(&id), code, message, None),
+    };
+    Exchange {
+        probe: Probe::Feature(probe),
+        sent,
+        expect: Expect::Response {
+            id,
+            or_null: false,
+            fence: false,
+        },
+        received: vec![Received {
+            at_ms: 1,
+            item: ReceivedItem::Frame(Frame::new(serde_json::to_vec(&reply).unwrap_or_default())),
+        }],
+        preceding: 0,
+        outcome: Outcome::Answered { index: 0 },
+        elapsed: Duration::from_millis(1),
+        timeout_ms: 1000,
+        fault: None,
+    }
+}
+
+/// `(invariant, severity)` of every finding on `ex` under `version`.
+fn found(ex: &Exchange, version: ProtocolVersion) -> Vec<(String, Severity)> {
+    judge(&Context::bare(version), ex)
+        .into_iter()
+        .map(|f| (f.invariant, f.severity))
+        .collect()
+}
+
+const OLD: ProtocolVersion = ProtocolVersion::V2025_11_25;
+const NEW: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+fn unknown() -> FeatureProbe {
+    FeatureProbe::ReadUnknown {
+        uri: "mcp-chaos-unknown:///x".into(),
+    }
+}
+
+fn w(name: &str) -> Vec<(String, Severity)> {
+    vec![(name.to_owned(), Severity::Warning)]
+}
+
+fn v(name: &str) -> Vec<(String, Severity)> {
+    vec![(name.to_owned(), Severity::Violation)]
+}
+
+fn with_result_type(mut result: Value) -> Value {
+    result["resultType"] = json!("complete");
+    result
+}
+
+#[test]
+fn resource_not_found_code_per_era() {
+    let nf = "Resource not found: mcp-chaos-unknown:///x";
+    assert!(found(&exchange(unknown(), Err((-32002, nf))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(unknown(), Err((-32602, nf))), OLD),
+        w("resource-not-found")
+    );
+    assert_eq!(
+        found(&exchange(unknown(), Err((-32603, nf))), OLD),
+        w("resource-not-found")
+    );
+    assert!(found(&exchange(unknown(), Err((-32602, nf))), NEW).is_empty());
+    assert_eq!(
+        found(&exchange(unknown(), Err((-32002, nf))), NEW),
+        v("resource-not-found")
+    );
+    assert_eq!(
+        found(&exchange(unknown(), Err((-32603, nf))), NEW),
+        v("resource-not-found")
+    );
+    // Contents for a URI nobody listed: a warning either way.
+    let hit = json!({"contents": [{"uri": "mcp-chaos-unknown:///x", "text": "?"}]});
+    assert_eq!(
+        found(&exchange(unknown(), Ok(hit)), OLD),
+        w("resource-not-found")
+    );
+}
+
+#[test]
+fn empty_contents_for_an_unknown_resource() {
+    let empty = json!({"contents": []});
+    assert_eq!(
+        found(&exchange(unknown(), Ok(empty.clone())), OLD),
+        w("empty-resource-contents")
+    );
+    let empty = with_result_type(json!({"contents": [], "ttlMs": 0, "cacheScope": "public"}));
+    assert_eq!(
+        found(&exchange(unknown(), Ok(empty.clone())), NEW),
+        v("empty-resource-contents")
+    );
+    // A listed resource may be empty.
+    let listed = FeatureProbe::Read {
+        uri: "a:b".into(),
+        template: None,
+    };
+    assert!(found(&exchange(listed, Ok(json!({"contents": []}))), OLD).is_empty());
+}
+
+#[test]
+fn cursor_loops_and_invalid_cursors() {
+    let page = |cursor: Option<&str>, earlier: &[&str]| FeatureProbe::ListPage {
+        method: "prompts/list",
+        page: earlier.len() + 1 + usize::from(cursor.is_some()),
+        cursor: cursor.map(str::to_owned),
+        earlier: earlier.iter().map(|s| (*s).to_owned()).collect(),
+    };
+    let next = |c: &str| json!({"prompts": [], "nextCursor": c});
+    assert!(found(&exchange(page(None, &[]), Ok(next("a"))), OLD).is_empty());
+    assert!(found(&exchange(page(Some("a"), &[]), Ok(next("b"))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(page(Some("a"), &[]), Ok(next("a"))), OLD),
+        v("pagination-cursor")
+    );
+    assert_eq!(
+        found(&exchange(page(Some("b"), &["a"]), Ok(next("a"))), OLD),
+        v("pagination-cursor")
+    );
+    let invalid = |paginated| FeatureProbe::InvalidCursor {
+        method: "prompts/list",
+        cursor: "bogus".into(),
+        paginated,
+    };
+    assert!(found(&exchange(invalid(true), Err((-32602, "bad cursor"))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(invalid(true), Err((-32603, "boom"))), OLD),
+        w("pagination-cursor")
+    );
+    assert_eq!(
+        found(&exchange(invalid(true), Ok(json!({"prompts": []}))), OLD),
+        w("pagination-cursor")
+    );
+    // A server that never paginates may ignore a cursor it never issued.
+    assert!(found(&exchange(invalid(false), Ok(json!({"prompts": []}))), OLD).is_empty());
+}
+
+#[test]
+fn prompt_errors_log_levels_and_gating() {
+    let missing = FeatureProbe::PromptMissingArgument {
+        name: "p".into(),
+        argument: "a".into(),
+        arguments: json!({}),
+    };
+    assert!(found(&exchange(missing.clone(), Err((-32602, "p needs a"))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(missing.clone(), Err((-32603, "boom"))), OLD),
+        w("prompt-argument-errors")
+    );
+    let rendered =
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "x"}}]});
+    assert_eq!(
+        found(&exchange(missing, Ok(rendered)), OLD),
+        w("prompt-argument-errors")
+    );
+    let unknown = FeatureProbe::CompleteUnknownPrompt {
+        name: "nope".into(),
+    };
+    assert_eq!(
+        found(
+            &exchange(unknown, Ok(json!({"completion": {"values": []}}))),
+            OLD
+        ),
+        w("prompt-argument-errors")
+    );
+    let invalid = FeatureProbe::InvalidLevel { level: "loud" };
+    assert!(found(&exchange(invalid.clone(), Err((-32602, "level"))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(invalid, Ok(json!({}))), OLD),
+        w("log-level-errors")
+    );
+    let valid = FeatureProbe::SetLevel { level: "info" };
+    assert!(found(&exchange(valid.clone(), Ok(json!({}))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(valid, Err((-32603, "no"))), OLD),
+        w("log-level-errors")
+    );
+    let gated = FeatureProbe::Gated {
+        method: "prompts/list",
+        capability: "prompts",
+    };
+    assert!(
+        found(
+            &exchange(gated.clone(), Err((-32601, "Method not found"))),
+            OLD
+        )
+        .is_empty()
+    );
+    assert!(found(&exchange(gated.clone(), Ok(json!({"prompts": []}))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(gated.clone(), Err((-32603, "boom"))), OLD),
+        w("capability-gating")
+    );
+    assert_eq!(
+        found(
+            &exchange(gated, Ok(json!({"prompts": [{"name": "p"}]}))),
+            OLD
+        ),
+        w("capability-gating")
+    );
+}
+
+#[test]
+fn feature_results_are_shaped_and_scanned_for_leaks() {
+    let read = FeatureProbe::Read {
+        uri: "a:b".into(),
+        template: None,
+    };
+    let bad_blob = json!({"contents": [{"uri": "a:b", "blob": "%%%"}]});
+    assert_eq!(
+        found(&exchange(read.clone(), Ok(bad_blob)), OLD),
+        v("malformed-response")
+    );
+    let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+    let leak = json!({"contents": [{"uri": "a:b", "text": format!("api_key={key}")}]});
+    let names: Vec<String> = found(&exchange(read.clone(), Ok(leak)), OLD)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["leaked-internals"]);
+    // A stack trace in a resource's contents is data (a log file, say); in an error it leaks.
+    let trace =
+        "Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 3, in <module>";
+    assert!(
+        found(
+            &exchange(
+                read.clone(),
+                Ok(json!({"contents": [{"uri": "a:b", "text": trace}]}))
+            ),
+            OLD
+        )
+        .is_empty()
+    );
+    let names: Vec<String> = found(&exchange(read, Err((-32603, trace))), OLD)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert!(names.contains(&"leaked-internals".to_owned()), "{names:?}");
+}

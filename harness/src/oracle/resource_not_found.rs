@@ -1,0 +1,74 @@
+//! `resource-not-found` (MC701): `resources/read` of a URI the server did not list (and no
+//! listed template matches) is answered with the version's resource-not-found error
+//! (`server/resources` §Error Handling):
+//! - up to 2025-11-25, servers SHOULD answer -32002: another error code is a warning;
+//! - in 2026-07-28, servers MUST answer -32602 and MUST NOT emit the retired -32002
+//!   (`basic/index` §Error Codes): any other code is a violation;
+//! - a result with contents for such a URI claims a resource the server never offered (a
+//!   warning; an empty `contents` is `empty-resource-contents`).
+
+use super::feature_shape::{Answer, answer, describe_code, probe, short};
+use super::{Context, finding};
+use crate::finding::{Finding, RESOURCE_NOT_FOUND, Severity};
+use crate::session::{Exchange, FeatureProbe};
+use crate::wire::INVALID_PARAMS;
+
+/// -32002, resource not found (up to 2025-11-25).
+pub const NOT_FOUND: i64 = -32002;
+
+/// Judges the answer to a `resources/read` of an unknown URI.
+pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
+    let Some(FeatureProbe::ReadUnknown { uri }) = probe(ex) else {
+        return Vec::new();
+    };
+    let stateless = !ctx.version.rules().handshake;
+    let (severity, message) = match answer(ex) {
+        Some(Answer::Error(code, _)) if stateless && code == INVALID_PARAMS => return Vec::new(),
+        Some(Answer::Error(code, _)) if !stateless && code == NOT_FOUND => return Vec::new(),
+        Some(Answer::Error(NOT_FOUND, _)) => (
+            Severity::Violation,
+            format!(
+                "resources/read of the unknown URI {uri} was answered with -32002, which {} servers MUST NOT emit (it is retired): a missing resource MUST be -32602 (invalid params)",
+                ctx.version
+            ),
+        ),
+        Some(Answer::Error(code, message)) if stateless => (
+            Severity::Violation,
+            format!(
+                "resources/read of the unknown URI {uri} was answered with error {} ({:?}); in {} a missing resource MUST be -32602 (invalid params)",
+                describe_code(code),
+                short(message),
+                ctx.version
+            ),
+        ),
+        Some(Answer::Error(code, message)) => (
+            Severity::Warning,
+            format!(
+                "resources/read of the unknown URI {uri} was answered with error {} ({:?}); up to 2025-11-25 servers SHOULD answer -32002 (resource not found){}",
+                describe_code(code),
+                short(message),
+                if code == INVALID_PARAMS {
+                    " (-32602 is what 2026-07-28 requires, SEP-2164; under this version it is the code for invalid params)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        Some(Answer::Result(result))
+            if result
+                .get("contents")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|c| !c.is_empty()) =>
+        {
+            (
+                Severity::Warning,
+                format!(
+                    "resources/read of {uri}, a URI the server never listed and no template of it matches, was answered with contents; a missing resource should be the error {}",
+                    if stateless { "-32602" } else { "-32002" }
+                ),
+            )
+        }
+        _ => return Vec::new(),
+    };
+    vec![finding(&RESOURCE_NOT_FOUND, severity, ctx, ex, message)]
+}
