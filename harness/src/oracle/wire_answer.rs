@@ -24,7 +24,7 @@
 //! or stops answering after the frame is judged by the liveness check (`server-died`,
 //! `not-alive`, `server-wedged`), not here.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use serde_json::Value;
 
@@ -627,7 +627,7 @@ pub fn escaped(bytes: &[u8], max: usize) -> String {
                 }
                 let n = e.error_len().unwrap_or(bad.len()).max(1).min(bad.len());
                 for b in &bad[..n] {
-                    out.push_str(&format!("\\x{b:02x}"));
+                    let _ = write!(out, "\\x{b:02x}");
                 }
                 rest = &bad[n..];
             }
