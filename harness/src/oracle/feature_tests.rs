@@ -258,3 +258,151 @@ fn feature_results_are_shaped_and_scanned_for_leaks() {
         .collect();
     assert!(names.contains(&"leaked-internals".to_owned()), "{names:?}");
 }
+
+/// `probe` answered with `answer` while every upstream request met `name` (HTTP `status`).
+fn under_fault(
+    probe: FeatureProbe,
+    answer: Result<Value, (i64, &str)>,
+    name: &str,
+    status: Option<u16>,
+    retry: crate::session::Retry,
+) -> Exchange {
+    let mut ex = exchange(probe, answer);
+    ex.fault = Some(crate::session::FaultContext {
+        name: name.into(),
+        status,
+        failure: true,
+        retry,
+        hangs: false,
+        expectation: String::new(),
+        upstream_requests: vec![crate::session::UpstreamHit {
+            method: "GET".into(),
+            target: "/weather?city=1".into(),
+            served: name.into(),
+            failure: true,
+            definite: true,
+        }],
+        scope: None,
+        attribution: None,
+    });
+    ex
+}
+
+fn forecast() -> FeatureProbe {
+    FeatureProbe::Read {
+        uri: "weather://forecast/1".into(),
+        template: Some("weather://forecast/{city}".into()),
+    }
+}
+
+/// Under an upstream fault, a `resources/read` or `prompts/get` owes a JSON-RPC error (no
+/// `isError` exists): an empty success is masking, an actionable error is clean, a stock or
+/// retry-silent one is unactionable.
+#[test]
+fn feature_reads_under_a_fault() {
+    use crate::session::Retry;
+    let empty = json!({"contents": []});
+    assert_eq!(
+        found(
+            &under_fault(
+                forecast(),
+                Ok(empty),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        ),
+        v("error-masked-as-success")
+    );
+    let prompt = FeatureProbe::GetPrompt {
+        name: "weather_report".into(),
+        arguments: json!({"city": "x"}),
+        hostile: false,
+    };
+    let blank = json!({"messages": [{"role": "user", "content": {"type": "text", "text": " "}}]});
+    assert_eq!(
+        found(
+            &under_fault(
+                prompt.clone(),
+                Ok(blank),
+                "not-found",
+                Some(404),
+                Retry::Permanent
+            ),
+            OLD
+        ),
+        v("error-masked-as-success")
+    );
+    let good = "Could not read weather://forecast/1: the weather service failed with 503; this is usually temporary, so retry in a few seconds.";
+    assert!(
+        found(
+            &under_fault(
+                forecast(),
+                Err((-32603, good)),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        )
+        .is_empty()
+    );
+    let silent = "Could not read weather://forecast/1: the weather service failed with 503.";
+    assert_eq!(
+        found(
+            &under_fault(
+                forecast(),
+                Err((-32603, silent)),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        ),
+        w("unactionable-error")
+    );
+    assert_eq!(
+        found(
+            &under_fault(
+                prompt,
+                Err((-32603, "Internal error")),
+                "not-found",
+                Some(404),
+                Retry::Permanent
+            ),
+            OLD
+        ),
+        w("unactionable-error")
+    );
+    // Content served under the fault (a cache, a static fallback) is not judged, unless it
+    // reads like the failure.
+    let cached = json!({"contents": [{"uri": "weather://forecast/1", "text": "{\"temp\": 21}"}]});
+    assert!(
+        found(
+            &under_fault(
+                forecast(),
+                Ok(cached),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        )
+        .is_empty()
+    );
+    let failure = json!({"contents": [{"uri": "weather://forecast/1", "text": "Error: upstream returned HTTP 503"}]});
+    assert_eq!(
+        found(
+            &under_fault(
+                forecast(),
+                Ok(failure),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        ),
+        w("error-masked-as-success")
+    );
+}

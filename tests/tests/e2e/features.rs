@@ -351,3 +351,105 @@ expect = { error_code = -32602, content_matches = "language" }
     );
     assert_eq!(run_chaos(&["scenario", &bad]).code, 3);
 }
+
+/// The fixture with a fake upstream: its `weather://forecast/{city}` template calls it.
+fn upstream_features_run(flaws: &[&str], version: &str) -> mcp_chaos_tests::ChaosRun {
+    let command = fixture_command(flaws);
+    run_chaos(&[
+        "run",
+        "--stdio",
+        &command,
+        "--upstream-env",
+        "UPSTREAM_URL",
+        "--env",
+        "FIXTURE_UPSTREAM_TIMEOUT_MS=1000",
+        "--protocol-version",
+        version,
+        "--timeout-ms",
+        "3000",
+        "--skip-probes",
+        "--skip-version-probe",
+        "--skip-chaos",
+        "--skip-generated",
+        "--fault-cases",
+        "0",
+        "--seed",
+        "42",
+    ])
+}
+
+/// A `resources/read` whose handler calls the upstream is learned from the journal and read
+/// again under every fault profile: the correct fixture answers each with an actionable
+/// JSON-RPC error (clean), and `summary.features.upstream` says which reads reached it.
+#[test]
+fn features_upstream_reads_get_the_fault_campaign() {
+    for version in ["2025-11-25", "2026-07-28"] {
+        let run = upstream_features_run(&[], version);
+        assert_eq!(
+            run.findings(),
+            Vec::<serde_json::Value>::new(),
+            "{version}: {}",
+            run.stdout
+        );
+        assert_eq!(run.code, 0, "{version}");
+        let report = run.report.expect("a report");
+        let f = &report["summary"]["features"];
+        assert_eq!(f["templates_listed"], 2, "{version}: {f}");
+        let reach = f["upstream"].as_array().expect("summary.features.upstream");
+        let forecast = reach
+            .iter()
+            .find(|r| r["target"] == "weather://forecast/1")
+            .unwrap_or_else(|| panic!("{version}: no forecast read in {f}"));
+        assert_eq!(forecast["reached"], true, "{forecast}");
+        assert_eq!(
+            forecast["template"], "weather://forecast/{city}",
+            "{forecast}"
+        );
+        assert_eq!(
+            forecast["paths"],
+            serde_json::json!(["/weather"]),
+            "{forecast}"
+        );
+        assert_eq!(forecast["faults"], 18, "{forecast}");
+        assert_eq!(forecast["requests_tried"], 19, "{forecast}");
+        // The fixture's own resources and prompts never call out, and get no faults.
+        for other in reach
+            .iter()
+            .filter(|r| r["target"] != "weather://forecast/1")
+        {
+            assert_eq!(
+                (other["reached"].as_bool(), other["faults"].as_u64()),
+                (Some(false), Some(0)),
+                "{other}"
+            );
+        }
+    }
+}
+
+/// `resource-upstream-failure-masked`: an empty `contents` under an upstream 404 or 5xx is
+/// `error-masked-as-success`, a violation, and nothing else.
+#[test]
+fn features_upstream_failure_masked_is_caught() {
+    let run = upstream_features_run(&["resource-upstream-failure-masked"], "2025-11-25");
+    assert_eq!(
+        run.invariants(),
+        vec!["error-masked-as-success".to_owned()],
+        "{}",
+        run.stdout
+    );
+    let violations = run.with_severity("violation");
+    assert!(!violations.is_empty(), "{}", run.stdout);
+    for f in &violations {
+        assert!(
+            f["probe"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("resources/read weather://forecast/1")),
+            "{f}"
+        );
+        assert!(f["fault"]["status"].is_u64(), "{f}");
+    }
+    assert_eq!(run.code, 1);
+}
+
+/// The flaws of the upstream-backed features, caught above.
+pub const FEATURE_UPSTREAM_FLAWS: &[&str] = &["resource-upstream-failure-masked"];
