@@ -406,3 +406,35 @@ fn feature_reads_under_a_fault() {
         w("error-masked-as-success")
     );
 }
+
+/// `resources/subscribe` (handshake versions, `resources.subscribe` advertised): a listed
+/// resource owes a result, an unknown URI -32002.
+#[test]
+fn subscriptions_owe_a_result_for_listed_resources_and_an_error_for_unknown_ones() {
+    let listed = |unsubscribe| FeatureProbe::Subscribe {
+        uri: "mcp-chaos://fixture/readme".into(),
+        unsubscribe,
+        listed: true,
+    };
+    let unknown = FeatureProbe::Subscribe {
+        uri: "mcp-chaos-unknown:///x".into(),
+        unsubscribe: false,
+        listed: false,
+    };
+    assert!(found(&exchange(listed(false), Ok(json!({}))), OLD).is_empty());
+    assert_eq!(
+        found(
+            &exchange(listed(true), Err((-32601, "Method not found"))),
+            OLD
+        ),
+        w("capability-gating")
+    );
+    let nf = "Resource not found: mcp-chaos-unknown:///x";
+    assert!(found(&exchange(unknown.clone(), Err((-32002, nf))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(unknown.clone(), Err((-32603, nf))), OLD),
+        w("resource-not-found")
+    );
+    // A subscription to a resource that does not exist yet may rightly be accepted.
+    assert!(found(&exchange(unknown, Ok(json!({}))), OLD).is_empty());
+}

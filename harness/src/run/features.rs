@@ -439,7 +439,7 @@ impl Campaign<'_> {
         // First, so that the server logs at `debug` (the last level set) while the other
         // features run: its log notifications are scanned for leaks. logging/setLevel does
         // not exist in 2026-07-28.
-        if selection.logging && version.rules().handshake {
+        if selection.logging && version.rules().set_level {
             if advertised(&capabilities, "logging") {
                 for level in LOG_LEVELS.into_iter().rev() {
                     if self.gave_up {
@@ -706,11 +706,48 @@ impl Campaign<'_> {
         let listed = resources
             .iter()
             .any(|r| r.get("uri").and_then(Value::as_str) == Some(UNKNOWN_URI));
-        if !listed
+        let unknown = !listed
             && !templates
                 .iter()
-                .any(|t| UNKNOWN_URI.starts_with(literal_prefix(t)))
-        {
+                .any(|t| UNKNOWN_URI.starts_with(literal_prefix(t)));
+        let capabilities = self
+            .negotiated
+            .as_ref()
+            .map_or(Value::Null, |n| n.capabilities.clone());
+        let subscribes = self.context().version.rules().resource_subscribe
+            && capabilities.pointer("/resources/subscribe") == Some(&Value::Bool(true));
+        if subscribes {
+            let first = resources
+                .iter()
+                .filter_map(|r| r.get("uri").and_then(Value::as_str))
+                .find(|u| sendable_uri(u))
+                .map(str::to_owned);
+            if let Some(uri) = first {
+                for unsubscribe in [false, true] {
+                    self.feature(
+                        FeatureProbe::Subscribe {
+                            uri: uri.clone(),
+                            unsubscribe,
+                            listed: true,
+                        },
+                        Some(json!({"uri": uri})),
+                    )
+                    .await;
+                }
+            }
+            if unknown {
+                self.feature(
+                    FeatureProbe::Subscribe {
+                        uri: UNKNOWN_URI.into(),
+                        unsubscribe: false,
+                        listed: false,
+                    },
+                    Some(json!({"uri": UNKNOWN_URI})),
+                )
+                .await;
+            }
+        }
+        if unknown {
             self.feature(
                 FeatureProbe::ReadUnknown {
                     uri: UNKNOWN_URI.into(),
