@@ -438,3 +438,33 @@ fn subscriptions_owe_a_result_for_listed_resources_and_an_error_for_unknown_ones
     // A subscription to a resource that does not exist yet may rightly be accepted.
     assert!(found(&exchange(unknown, Ok(json!({}))), OLD).is_empty());
 }
+
+/// 2026-07-28: a log notification for a request without `_meta` logLevel is a violation;
+/// under a handshake version it is not judged by this rule.
+#[test]
+fn logs_without_a_per_request_level_in_2026_07_28() {
+    let mut ex = exchange(
+        FeatureProbe::GetPrompt {
+            name: "greeting".into(),
+            arguments: json!({}),
+            hostile: false,
+        },
+        Ok(with_result_type(json!({"messages": []}))),
+    );
+    let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "rendered prompt greeting"}});
+    ex.received.insert(
+        0,
+        Received {
+            at_ms: 0,
+            item: ReceivedItem::Frame(Frame::new(serde_json::to_vec(&log).unwrap_or_default())),
+        },
+    );
+    ex.outcome = Outcome::Answered { index: 1 };
+    assert!(
+        found(&ex, NEW).contains(&("log-level-errors".to_owned(), Severity::Violation)),
+        "{:?}",
+        found(&ex, NEW)
+    );
+    assert!(!found(&ex, OLD).iter().any(|(n, _)| n == "log-level-errors"));
+}

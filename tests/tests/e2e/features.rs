@@ -199,6 +199,12 @@ const CASES: &[Case] = &[
         violation: false,
     },
     Case {
+        flaw: "log-without-log-level",
+        version: "2026-07-28",
+        invariant: "log-level-errors",
+        violation: true,
+    },
+    Case {
         flaw: "log-leaks-stack-trace",
         version: "2025-11-25",
         invariant: "leaked-internals",
@@ -271,6 +277,7 @@ flaw_tests! {
     features_unadvertised_internal_error = "unadvertised-internal-error";
     features_log_leaks_stack_trace = "log-leaks-stack-trace";
     features_subscribe_not_served = "subscribe-not-served";
+    features_log_without_log_level = "log-without-log-level";
 }
 
 /// Under a handshake version a wrong resource-not-found code is only a warning (SHOULD), and
