@@ -157,6 +157,15 @@ pub struct Rules {
     /// Every result MUST carry `resultType` (`Result` in the 2026-07-28 schema: "Servers
     /// implementing this protocol version MUST include this field").
     pub result_type: bool,
+    /// `resources/subscribe` and `resources/unsubscribe` exist, behind
+    /// `resources.subscribe` (`server/resources` §Subscriptions, up to 2025-11-25; 2026-07-28
+    /// replaces them with `subscriptions/listen`).
+    pub resource_subscribe: bool,
+    /// `logging/setLevel` sets the session's log level (`server/utilities/logging`, up to
+    /// 2025-11-25); 2026-07-28 removes it: the level is per request, in
+    /// `_meta["io.modelcontextprotocol/logLevel"]`, and a server MUST NOT emit
+    /// `notifications/message` for a request without it.
+    pub set_level: bool,
 }
 
 const fn row(version: ProtocolVersion) -> Rules {
@@ -185,6 +194,8 @@ const fn row(version: ProtocolVersion) -> Rules {
         origin_403: v >= V2025_11_25 as u8,
         http_sessions: v >= V2025_03_26 as u8 && v <= V2025_11_25 as u8,
         result_type: v >= V2026_07_28 as u8,
+        resource_subscribe: v <= V2025_11_25 as u8,
+        set_level: v <= V2025_11_25 as u8,
     }
 }
 

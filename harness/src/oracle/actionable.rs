@@ -12,6 +12,10 @@
 //!   constraint or state, the next action, whether a retry can help). The JSON-RPC errors of
 //!   the features phase (`resources/read`, `prompts/get`, `completion/complete`, ...) are
 //!   judged for raw exception text too.
+//! - A `resources/read` or `prompts/get` that met an upstream fault and answered with a
+//!   JSON-RPC error (its right channel: these results have no `isError`): the error message
+//!   is judged as an `isError` text is under a fault (stock text only; no word of a retry
+//!   under a retryable fault; an invitation to retry under a permanent one).
 
 use std::sync::LazyLock;
 
@@ -207,11 +211,62 @@ pub fn is_raw_answer(ex: &Exchange) -> bool {
         })
 }
 
+/// The finding for the JSON-RPC error of a `resources/read` or `prompts/get` that met an
+/// upstream fault, if its message does not say what failed or misleads about a retry.
+fn feature_fault_error(
+    ctx: &Context<'_>,
+    ex: &Exchange,
+    feature: &crate::session::FeatureProbe,
+) -> Option<Finding> {
+    use crate::session::FeatureProbe;
+    let what = match feature {
+        FeatureProbe::Read { uri, .. } => format!("resources/read {uri}"),
+        FeatureProbe::GetPrompt { name, .. } => format!("prompts/get {name}"),
+        _ => return None,
+    };
+    let fault = ex.fault.as_ref().filter(|f| f.met())?;
+    let error = ex.response()?.error()?;
+    let text = error.message;
+    let message = if is_generic(text) {
+        format!(
+            "{what} met the upstream fault {} and answered with JSON-RPC error {} whose message \
+             is only {:?}, which does not say what failed",
+            describe(fault),
+            error.code,
+            text.trim()
+        )
+    } else {
+        match fault.retry {
+            Retry::Retryable if !says_retry(text) => format!(
+                "{what} met the retryable upstream fault {} but its JSON-RPC error message does \
+                 not say the request can be retried (or when)",
+                describe(fault)
+            ),
+            Retry::Permanent if says_retry(text) => format!(
+                "{what} met the permanent upstream fault {} but its JSON-RPC error message \
+                 invites a retry, which cannot help",
+                describe(fault)
+            ),
+            _ => return None,
+        }
+    };
+    Some(finding(
+        &UNACTIONABLE_ERROR,
+        Severity::Warning,
+        ctx,
+        ex,
+        message,
+    ))
+}
+
 /// Judges every `isError` tool result, and the JSON-RPC error of every `tools/call`, the model
 /// reads.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     if let crate::session::Probe::Feature(feature) = &ex.probe {
-        return raw_finding(ctx, ex, feature.method()).into_iter().collect();
+        if let Some(f) = raw_finding(ctx, ex, feature.method()) {
+            return vec![f];
+        }
+        return feature_fault_error(ctx, ex, feature).into_iter().collect();
     }
     let Some(tool) = ex.probe.called_tool() else {
         return Vec::new();

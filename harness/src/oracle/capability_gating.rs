@@ -7,6 +7,11 @@
 //! after all (a non-empty list, a completion, an accepted level): servers that support a
 //! feature MUST declare its capability. An empty list is not judged (an SDK's default
 //! handler).
+//!
+//! Conversely, a server that advertises `resources.subscribe: true` (up to 2025-11-25) offers
+//! `resources/subscribe` and `resources/unsubscribe`: either answered with an error for a
+//! resource it listed is a warning (`server/resources` §Subscriptions: the capability says
+//! clients can subscribe; no sentence makes the result a MUST).
 
 use serde_json::Value;
 
@@ -18,6 +23,24 @@ use crate::wire::METHOD_NOT_FOUND;
 
 /// Judges the answer to a request of an unadvertised feature.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
+    if let Some(FeatureProbe::Subscribe {
+        uri, listed: true, ..
+    }) = probe(ex)
+    {
+        let Some(Answer::Error(code, message)) = answer(ex) else {
+            return Vec::new();
+        };
+        let method = probe(ex).map_or("resources/subscribe", FeatureProbe::method);
+        let text = format!(
+            "{method} of the listed resource {uri} was answered with error {} ({:?}) by a server that advertises resources.subscribe: true; a client subscribing to a resource it listed is owed a result",
+            describe_code(code),
+            short(message)
+        );
+        return vec![
+            finding(&CAPABILITY_GATING, Severity::Warning, ctx, ex, text)
+                .with_spec_page("server/resources#subscriptions"),
+        ];
+    }
     let Some(FeatureProbe::Gated { method, capability }) = probe(ex) else {
         return Vec::new();
     };

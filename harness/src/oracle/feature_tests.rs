@@ -258,3 +258,213 @@ fn feature_results_are_shaped_and_scanned_for_leaks() {
         .collect();
     assert!(names.contains(&"leaked-internals".to_owned()), "{names:?}");
 }
+
+/// `probe` answered with `answer` while every upstream request met `name` (HTTP `status`).
+fn under_fault(
+    probe: FeatureProbe,
+    answer: Result<Value, (i64, &str)>,
+    name: &str,
+    status: Option<u16>,
+    retry: crate::session::Retry,
+) -> Exchange {
+    let mut ex = exchange(probe, answer);
+    ex.fault = Some(crate::session::FaultContext {
+        name: name.into(),
+        status,
+        failure: true,
+        retry,
+        hangs: false,
+        expectation: String::new(),
+        upstream_requests: vec![crate::session::UpstreamHit {
+            method: "GET".into(),
+            target: "/weather?city=1".into(),
+            served: name.into(),
+            failure: true,
+            definite: true,
+        }],
+        scope: None,
+        attribution: None,
+    });
+    ex
+}
+
+fn forecast() -> FeatureProbe {
+    FeatureProbe::Read {
+        uri: "weather://forecast/1".into(),
+        template: Some("weather://forecast/{city}".into()),
+    }
+}
+
+/// Under an upstream fault, a `resources/read` or `prompts/get` owes a JSON-RPC error (no
+/// `isError` exists): an empty success is masking, an actionable error is clean, a stock or
+/// retry-silent one is unactionable.
+#[test]
+fn feature_reads_under_a_fault() {
+    use crate::session::Retry;
+    let empty = json!({"contents": []});
+    assert_eq!(
+        found(
+            &under_fault(
+                forecast(),
+                Ok(empty),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        ),
+        v("error-masked-as-success")
+    );
+    let prompt = FeatureProbe::GetPrompt {
+        name: "weather_report".into(),
+        arguments: json!({"city": "x"}),
+        hostile: false,
+    };
+    let blank = json!({"messages": [{"role": "user", "content": {"type": "text", "text": " "}}]});
+    assert_eq!(
+        found(
+            &under_fault(
+                prompt.clone(),
+                Ok(blank),
+                "not-found",
+                Some(404),
+                Retry::Permanent
+            ),
+            OLD
+        ),
+        v("error-masked-as-success")
+    );
+    let good = "Could not read weather://forecast/1: the weather service failed with 503; this is usually temporary, so retry in a few seconds.";
+    assert!(
+        found(
+            &under_fault(
+                forecast(),
+                Err((-32603, good)),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        )
+        .is_empty()
+    );
+    let silent = "Could not read weather://forecast/1: the weather service failed with 503.";
+    assert_eq!(
+        found(
+            &under_fault(
+                forecast(),
+                Err((-32603, silent)),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        ),
+        w("unactionable-error")
+    );
+    assert_eq!(
+        found(
+            &under_fault(
+                prompt,
+                Err((-32603, "Internal error")),
+                "not-found",
+                Some(404),
+                Retry::Permanent
+            ),
+            OLD
+        ),
+        w("unactionable-error")
+    );
+    // Content served under the fault (a cache, a static fallback) is not judged, unless it
+    // reads like the failure.
+    let cached = json!({"contents": [{"uri": "weather://forecast/1", "text": "{\"temp\": 21}"}]});
+    assert!(
+        found(
+            &under_fault(
+                forecast(),
+                Ok(cached),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        )
+        .is_empty()
+    );
+    let failure = json!({"contents": [{"uri": "weather://forecast/1", "text": "Error: upstream returned HTTP 503"}]});
+    assert_eq!(
+        found(
+            &under_fault(
+                forecast(),
+                Ok(failure),
+                "unavailable",
+                Some(503),
+                Retry::Retryable
+            ),
+            OLD
+        ),
+        w("error-masked-as-success")
+    );
+}
+
+/// `resources/subscribe` (handshake versions, `resources.subscribe` advertised): a listed
+/// resource owes a result, an unknown URI -32002.
+#[test]
+fn subscriptions_owe_a_result_for_listed_resources_and_an_error_for_unknown_ones() {
+    let listed = |unsubscribe| FeatureProbe::Subscribe {
+        uri: "mcp-chaos://fixture/readme".into(),
+        unsubscribe,
+        listed: true,
+    };
+    let unknown = FeatureProbe::Subscribe {
+        uri: "mcp-chaos-unknown:///x".into(),
+        unsubscribe: false,
+        listed: false,
+    };
+    assert!(found(&exchange(listed(false), Ok(json!({}))), OLD).is_empty());
+    assert_eq!(
+        found(
+            &exchange(listed(true), Err((-32601, "Method not found"))),
+            OLD
+        ),
+        w("capability-gating")
+    );
+    let nf = "Resource not found: mcp-chaos-unknown:///x";
+    assert!(found(&exchange(unknown.clone(), Err((-32002, nf))), OLD).is_empty());
+    assert_eq!(
+        found(&exchange(unknown.clone(), Err((-32603, nf))), OLD),
+        w("resource-not-found")
+    );
+    // A subscription to a resource that does not exist yet may rightly be accepted.
+    assert!(found(&exchange(unknown, Ok(json!({}))), OLD).is_empty());
+}
+
+/// 2026-07-28: a log notification for a request without `_meta` logLevel is a violation;
+/// under a handshake version it is not judged by this rule.
+#[test]
+fn logs_without_a_per_request_level_in_2026_07_28() {
+    let mut ex = exchange(
+        FeatureProbe::GetPrompt {
+            name: "greeting".into(),
+            arguments: json!({}),
+            hostile: false,
+        },
+        Ok(with_result_type(json!({"messages": []}))),
+    );
+    let log = json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "rendered prompt greeting"}});
+    ex.received.insert(
+        0,
+        Received {
+            at_ms: 0,
+            item: ReceivedItem::Frame(Frame::new(serde_json::to_vec(&log).unwrap_or_default())),
+        },
+    );
+    ex.outcome = Outcome::Answered { index: 1 };
+    assert!(
+        found(&ex, NEW).contains(&("log-level-errors".to_owned(), Severity::Violation)),
+        "{:?}",
+        found(&ex, NEW)
+    );
+    assert!(!found(&ex, OLD).iter().any(|(n, _)| n == "log-level-errors"));
+}

@@ -15,6 +15,15 @@
 //!
 //! A server that retried and then succeeded is fine: the journal shows a request that did not
 //! fail.
+//!
+//! `resources/read` and `prompts/get` under a fault (their handlers call the upstream): their
+//! results have no `isError`, so an upstream failure is reported as a JSON-RPC error
+//! (`server/resources` §Error Handling: "Internal errors: -32603"; `server/prompts` §Error
+//! Handling). A success under a definite failure whose `contents` (or `messages`) is empty or
+//! blank is masking: a violation (the reader takes it for a resource with no content, or a
+//! prompt with nothing to say). A non-empty success whose text reads like a failure, after
+//! the last upstream request failed, is a warning. A non-empty success otherwise is not
+//! judged: a server may serve a cached or a static fallback.
 
 use std::sync::LazyLock;
 
@@ -23,7 +32,7 @@ use regex::Regex;
 use super::business_failure::describe;
 use super::{Context, finding, is_error_result, result_text};
 use crate::finding::{ERROR_MASKED_AS_SUCCESS, Finding, Severity};
-use crate::session::{Exchange, Probe};
+use crate::session::{Exchange, FeatureProbe, Probe};
 
 static FAILURE_WORDS: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
@@ -50,8 +59,97 @@ fn has_non_text_content(result: &serde_json::Value) -> bool {
         })
 }
 
-/// Judges a tool call that ran under an upstream fault.
+/// The text a `ReadResourceResult` (`contents`) or `GetPromptResult` (`messages`) shows,
+/// and whether it holds any content at all (a blob, an image, a resource is content).
+fn feature_text(result: &serde_json::Value, key: &str) -> (String, bool) {
+    let items = result
+        .get(key)
+        .and_then(serde_json::Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let mut text = Vec::new();
+    let mut other = false;
+    for item in items {
+        let block = if key == "messages" {
+            item.get("content").unwrap_or(item)
+        } else {
+            item
+        };
+        match block.get("text").and_then(serde_json::Value::as_str) {
+            Some(t) => text.push(t.to_owned()),
+            None => other = true,
+        }
+    }
+    (text.join("\n"), other)
+}
+
+/// Judges a `resources/read` or `prompts/get` that ran under an upstream fault.
+fn check_feature(
+    ctx: &Context<'_>,
+    ex: &Exchange,
+    feature: &FeatureProbe,
+    fault: &crate::session::FaultContext,
+) -> Vec<Finding> {
+    let (what, key, reader) = match feature {
+        FeatureProbe::Read { uri, .. } => (
+            format!("resources/read {uri}"),
+            "contents",
+            "a resource with no content",
+        ),
+        FeatureProbe::GetPrompt { name, .. } => (
+            format!("prompts/get {name}"),
+            "messages",
+            "a prompt with nothing to say",
+        ),
+        _ => return Vec::new(),
+    };
+    if !fault.met() {
+        return Vec::new();
+    }
+    let Some(result) = ex.response().and_then(|r| r.result()) else {
+        return Vec::new();
+    };
+    let (text, other) = feature_text(result, key);
+    let blank = text.trim().is_empty() && !other;
+    let definite = fault.met_definitely();
+    let recovered = fault.upstream_requests.last().is_some_and(|h| !h.failure);
+    let (severity, message) = if blank && definite {
+        (
+            Severity::Violation,
+            format!(
+                "{what} met the upstream fault {} and succeeded with an empty {key}; the reader \
+                 takes it for {reader}. Its result has no isError: an upstream failure is a \
+                 JSON-RPC error (-32603, or resource not found) whose message says what failed",
+                describe(fault)
+            ),
+        )
+    } else if definite && !recovered && !blank && reads_like_failure(&text) {
+        (
+            Severity::Warning,
+            format!(
+                "{what} met the upstream fault {} and succeeded with {key} whose text reads like \
+                 a failure; the reader takes the failure report for the content. An upstream \
+                 failure is a JSON-RPC error",
+                describe(fault)
+            ),
+        )
+    } else {
+        return Vec::new();
+    };
+    vec![finding(
+        &ERROR_MASKED_AS_SUCCESS,
+        severity,
+        ctx,
+        ex,
+        message,
+    )]
+}
+
+/// Judges a tool call (or a `resources/read` or `prompts/get`) that ran under an upstream
+/// fault.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
+    if let (Probe::Feature(feature), Some(fault)) = (&ex.probe, &ex.fault) {
+        return check_feature(ctx, ex, feature, fault);
+    }
     let (Probe::ToolCall { tool, .. }, Some(fault)) = (&ex.probe, &ex.fault) else {
         return Vec::new();
     };

@@ -6,6 +6,10 @@
 //!   (`basic/index` §Error Codes): any other code is a violation;
 //! - a result with contents for such a URI claims a resource the server never offered (a
 //!   warning; an empty `contents` is `empty-resource-contents`).
+//! - `resources/subscribe` of such a URI (where `resources.subscribe` is advertised, up to
+//!   2025-11-25) answered with an error is judged by the same codes (§Error Handling covers
+//!   every resource request). A success is not judged: no sentence says a subscription needs
+//!   the resource to exist yet (server-everything accepts one, to report it when it appears).
 
 use super::feature_shape::{Answer, answer, describe_code, probe, short};
 use super::{Context, finding};
@@ -18,6 +22,12 @@ pub const NOT_FOUND: i64 = -32002;
 
 /// Judges the answer to a `resources/read` of an unknown URI.
 pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
+    if let Some(FeatureProbe::Subscribe {
+        uri, listed: false, ..
+    }) = probe(ex)
+    {
+        return subscribe_unknown(ctx, ex, uri);
+    }
     let Some(FeatureProbe::ReadUnknown { uri }) = probe(ex) else {
         return Vec::new();
     };
@@ -71,4 +81,23 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         _ => return Vec::new(),
     };
     vec![finding(&RESOURCE_NOT_FOUND, severity, ctx, ex, message)]
+}
+
+/// `resources/subscribe` of a URI the server never listed (handshake versions only).
+fn subscribe_unknown(ctx: &Context<'_>, ex: &Exchange, uri: &str) -> Vec<Finding> {
+    let message = match answer(ex) {
+        Some(Answer::Error(NOT_FOUND, _) | Answer::Result(_)) | None => return Vec::new(),
+        Some(Answer::Error(code, message)) => format!(
+            "resources/subscribe of the unknown URI {uri} was answered with error {} ({:?}); servers SHOULD answer -32002 (resource not found)",
+            describe_code(code),
+            short(message)
+        ),
+    };
+    vec![finding(
+        &RESOURCE_NOT_FOUND,
+        Severity::Warning,
+        ctx,
+        ex,
+        message,
+    )]
 }

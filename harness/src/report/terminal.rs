@@ -240,6 +240,25 @@ pub fn render(report: &Report, color: bool) -> String {
             f.gating
         );
     }
+    let reached: Vec<String> = f
+        .upstream
+        .iter()
+        .filter(|r| r.reached)
+        .map(|r| format!("{} {} ({} under faults)", r.method, r.target, r.faults))
+        .collect();
+    if !f.upstream.is_empty() {
+        let _ = writeln!(
+            out,
+            "  features upstream: {} of {} read(s) and prompt(s) reached it{}",
+            reached.len(),
+            f.upstream.len(),
+            if reached.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", reached.join(", "))
+            }
+        );
+    }
     if !sum.upstream.is_empty() {
         let _ = writeln!(out, "{}", upstream_line(&sum.upstream));
     }

@@ -20,10 +20,19 @@
 //!   of its method (`resources/list`, `prompts/list`, `completion/complete`,
 //!   `logging/setLevel`), which owes -32601.
 //!
+//! - **Upstream faults** (with a fake upstream): a `resources/read` or `prompts/get` whose
+//!   handler made an upstream request (the fake upstream's journal gained an entry while it
+//!   ran) is sent again once per fault profile (`--faults`), every upstream request failing,
+//!   and judged as a tool call under a fault is: a JSON-RPC error is the right answer (these
+//!   results have no `isError`), its message must say what failed and whether a retry can
+//!   help, and must not leak; an empty `contents` or `messages` success is masking
+//!   (`error-masked-as-success`). Per request, the reach goes into `summary.features.upstream`.
+//!
 //! URIs sent never leave the machine: a listed resource or an expanded template whose URI has a
 //! network scheme (`http`, `https`, `ws`, `git`, ...) or `file` with a host off loopback is not
 //! read ([`sendable_uri`]).
 
+use mcp_chaos_faults::{Fault, ScopedFault};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -130,6 +139,61 @@ impl Default for FeatureSelection {
     }
 }
 
+/// One `resources/read` or `prompts/get` target's upstream reach (with a fake upstream), in
+/// `summary.features.upstream`: whether its handler calls the upstream, and how many requests
+/// ran under a fault.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FeatureReach {
+    /// `resources/read` or `prompts/get`.
+    pub method: &'static str,
+    /// The URI read, or the prompt's name.
+    pub target: String,
+    /// The template the URI was expanded from, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    /// The prompt's arguments of the first request that reached the upstream (what the fault
+    /// requests send); left out for resources and when none reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+    /// Whether any of its requests made an upstream request.
+    pub reached: bool,
+    /// Requests of it made while the fake upstream listened (healthy and under faults).
+    pub requests_tried: u64,
+    /// How many of them made at least one upstream request.
+    pub requests_reached: u64,
+    /// Requests of it sent under a fault profile.
+    pub faults: u64,
+    /// The upstream request paths (without the query) its requests made, in the order first
+    /// seen, at most [`super::reach::KEPT`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+}
+
+impl FeatureReach {
+    /// The probe and params that send this request again (the plain prompt arguments).
+    fn request(&self) -> (FeatureProbe, Value) {
+        if self.method == "prompts/get" {
+            let arguments = self.arguments.clone().unwrap_or_else(|| json!({}));
+            (
+                FeatureProbe::GetPrompt {
+                    name: self.target.clone(),
+                    arguments: arguments.clone(),
+                    hostile: false,
+                },
+                json!({"name": self.target, "arguments": arguments}),
+            )
+        } else {
+            (
+                FeatureProbe::Read {
+                    uri: self.target.clone(),
+                    template: self.template.clone(),
+                },
+                json!({"uri": self.target}),
+            )
+        }
+    }
+}
+
 /// Requests of the features phase, per feature, in the report's summary (`summary.features`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct FeatureCounts {
@@ -149,6 +213,11 @@ pub struct FeatureCounts {
     pub templates_listed: u64,
     /// Prompts the server listed.
     pub prompts_listed: u64,
+    /// With a fake upstream: per `resources/read` URI and `prompts/get` prompt requested,
+    /// whether its handler reached the upstream (see [`FeatureReach`]); left out of the JSON
+    /// without a fake upstream or when the phase read and got nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub upstream: Vec<FeatureReach>,
 }
 
 impl FeatureCounts {
@@ -172,6 +241,58 @@ impl FeatureCounts {
         self.resources_listed = self.resources_listed.max(other.resources_listed);
         self.templates_listed = self.templates_listed.max(other.templates_listed);
         self.prompts_listed = self.prompts_listed.max(other.prompts_listed);
+        self.upstream.extend(other.upstream.iter().cloned());
+    }
+
+    /// Notes a request of `probe` (a `resources/read` or `prompts/get`; others are ignored)
+    /// that made upstream requests to `paths` (none: it did not reach the upstream).
+    pub fn note_reach(&mut self, probe: &FeatureProbe, paths: &[&str], faulted: bool) {
+        let (method, target, template, arguments) = match probe {
+            FeatureProbe::Read { uri, template } => ("resources/read", uri, template.clone(), None),
+            FeatureProbe::GetPrompt {
+                name,
+                arguments,
+                hostile: false,
+            } => ("prompts/get", name, None, Some(arguments)),
+            _ => return,
+        };
+        let i = match self
+            .upstream
+            .iter()
+            .position(|r| r.method == method && &r.target == target)
+        {
+            Some(i) => i,
+            None => {
+                self.upstream.push(FeatureReach {
+                    method,
+                    target: target.clone(),
+                    template,
+                    arguments: None,
+                    reached: false,
+                    requests_tried: 0,
+                    requests_reached: 0,
+                    faults: 0,
+                    paths: Vec::new(),
+                });
+                self.upstream.len() - 1
+            }
+        };
+        let r = &mut self.upstream[i];
+        r.requests_tried += 1;
+        r.faults += u64::from(faulted);
+        if paths.is_empty() {
+            return;
+        }
+        r.reached = true;
+        r.requests_reached += 1;
+        if r.arguments.is_none() {
+            r.arguments = arguments.cloned();
+        }
+        for path in paths {
+            if r.paths.len() < super::reach::KEPT && !r.paths.iter().any(|p| p == path) {
+                r.paths.push((*path).to_owned());
+            }
+        }
     }
 
     fn count(&mut self, probe: &FeatureProbe) {
@@ -318,7 +439,7 @@ impl Campaign<'_> {
         // First, so that the server logs at `debug` (the last level set) while the other
         // features run: its log notifications are scanned for leaks. logging/setLevel does
         // not exist in 2026-07-28.
-        if selection.logging && version.rules().handshake {
+        if selection.logging && version.rules().set_level {
             if advertised(&capabilities, "logging") {
                 for level in LOG_LEVELS.into_iter().rev() {
                     if self.gave_up {
@@ -375,6 +496,35 @@ impl Campaign<'_> {
                     .await;
             }
         }
+        let profiles = self.config.faults.faults.clone();
+        self.feature_fault_phase(&profiles).await;
+    }
+
+    /// Sends each `resources/read` and `prompts/get` whose handler reached the fake upstream
+    /// once more under each of `profiles`, every upstream request failing (with a fake
+    /// upstream only).
+    async fn feature_fault_phase(&mut self, profiles: &[Fault]) {
+        if self.injectors.is_none() || profiles.is_empty() {
+            return;
+        }
+        let reached: Vec<FeatureReach> = self
+            .summary
+            .features
+            .upstream
+            .iter()
+            .filter(|r| r.reached)
+            .cloned()
+            .collect();
+        for target in reached {
+            for fault in profiles {
+                if self.gave_up {
+                    return;
+                }
+                let (probe, params) = target.request();
+                let scoped = ScopedFault::every(fault.clone());
+                self.feature_under(probe, Some(params), Some(&scoped)).await;
+            }
+        }
     }
 
     /// Sends one feature request, judges it and checks liveness after it (as
@@ -384,6 +534,18 @@ impl Campaign<'_> {
         probe: FeatureProbe,
         params: Option<Value>,
     ) -> Option<Exchange> {
+        self.feature_under(probe, params, None).await
+    }
+
+    /// [`Campaign::feature`] with the fake upstream serving `fault` for the request (healthy
+    /// when `None`); a `resources/read` or `prompts/get` notes its upstream reach, and under a
+    /// fault the exchange records it for the oracle.
+    async fn feature_under(
+        &mut self,
+        probe: FeatureProbe,
+        params: Option<Value>,
+        fault: Option<&ScopedFault>,
+    ) -> Option<Exchange> {
         if self.gave_up {
             return None;
         }
@@ -392,7 +554,10 @@ impl Campaign<'_> {
         if self.cut_by_budget("features phase", 0, usize::from(sent == 0)) {
             return None;
         }
-        let label = probe.label();
+        let label = match fault {
+            Some(f) => format!("{} under {}", probe.label(), f.fault().name()),
+            None => probe.label(),
+        };
         (self.on_event)(&Event::Step { label: &label });
         self.wedge.started += 1;
         if self.session.is_none() && !self.restart("no server running").await {
@@ -400,8 +565,30 @@ impl Campaign<'_> {
         }
         self.summary.features.count(&probe);
         let method = probe.method();
+        if let (Some(inj), Some(fault)) = (&self.injectors, fault) {
+            inj.install(fault);
+        }
+        let marks = self.injectors.as_ref().map(super::faults::Injectors::mark);
         let session = self.session.as_mut()?;
-        let ex = session.request(Probe::Feature(probe), method, params).await;
+        let mut ex = session
+            .request(Probe::Feature(probe.clone()), method, params)
+            .await;
+        if let (Some(inj), Some(marks)) = (&self.injectors, &marks) {
+            let entries = inj.since(marks);
+            if fault.is_some() {
+                inj.heal();
+            }
+            if let Some(fault) = fault {
+                ex.fault = Some(super::faults::context(fault, &entries));
+            }
+            let paths: Vec<&str> = entries
+                .iter()
+                .map(mcp_chaos_faults::JournalEntry::path)
+                .collect();
+            self.summary
+                .features
+                .note_reach(&probe, &paths, fault.is_some());
+        }
         self.record(&ex);
         self.check_liveness(&ex).await;
         Some(ex)
@@ -519,11 +706,48 @@ impl Campaign<'_> {
         let listed = resources
             .iter()
             .any(|r| r.get("uri").and_then(Value::as_str) == Some(UNKNOWN_URI));
-        if !listed
+        let unknown = !listed
             && !templates
                 .iter()
-                .any(|t| UNKNOWN_URI.starts_with(literal_prefix(t)))
-        {
+                .any(|t| UNKNOWN_URI.starts_with(literal_prefix(t)));
+        let capabilities = self
+            .negotiated
+            .as_ref()
+            .map_or(Value::Null, |n| n.capabilities.clone());
+        let subscribes = self.context().version.rules().resource_subscribe
+            && capabilities.pointer("/resources/subscribe") == Some(&Value::Bool(true));
+        if subscribes {
+            let first = resources
+                .iter()
+                .filter_map(|r| r.get("uri").and_then(Value::as_str))
+                .find(|u| sendable_uri(u))
+                .map(str::to_owned);
+            if let Some(uri) = first {
+                for unsubscribe in [false, true] {
+                    self.feature(
+                        FeatureProbe::Subscribe {
+                            uri: uri.clone(),
+                            unsubscribe,
+                            listed: true,
+                        },
+                        Some(json!({"uri": uri})),
+                    )
+                    .await;
+                }
+            }
+            if unknown {
+                self.feature(
+                    FeatureProbe::Subscribe {
+                        uri: UNKNOWN_URI.into(),
+                        unsubscribe: false,
+                        listed: false,
+                    },
+                    Some(json!({"uri": UNKNOWN_URI})),
+                )
+                .await;
+            }
+        }
+        if unknown {
             self.feature(
                 FeatureProbe::ReadUnknown {
                     uri: UNKNOWN_URI.into(),

@@ -87,6 +87,18 @@ pub enum FeatureProbe {
         /// The level sent.
         level: &'static str,
     },
+    /// `resources/subscribe` (or `resources/unsubscribe`) of a URI, where the server advertises
+    /// `resources.subscribe` (up to 2025-11-25): a listed resource owes a result, an unknown
+    /// URI an error.
+    Subscribe {
+        /// The URI.
+        uri: String,
+        /// `resources/unsubscribe` rather than `resources/subscribe`.
+        unsubscribe: bool,
+        /// Whether the server listed it (false: a URI it did not list and no template of it
+        /// matches).
+        listed: bool,
+    },
     /// A request of a method behind a capability the server did not advertise (owes -32601).
     Gated {
         /// The method.
@@ -104,6 +116,12 @@ impl FeatureProbe {
             | FeatureProbe::InvalidCursor { method, .. }
             | FeatureProbe::Gated { method, .. } => method,
             FeatureProbe::Read { .. } | FeatureProbe::ReadUnknown { .. } => "resources/read",
+            FeatureProbe::Subscribe {
+                unsubscribe: false, ..
+            } => "resources/subscribe",
+            FeatureProbe::Subscribe {
+                unsubscribe: true, ..
+            } => "resources/unsubscribe",
             FeatureProbe::GetPrompt { .. }
             | FeatureProbe::PromptMissingArgument { .. }
             | FeatureProbe::UnknownPrompt { .. } => "prompts/get",
@@ -137,6 +155,16 @@ impl FeatureProbe {
                 format!("{method} with an invalid cursor")
             }
             FeatureProbe::Read { uri, .. } => format!("resources/read {}", short(uri)),
+            FeatureProbe::Subscribe {
+                uri,
+                unsubscribe: _,
+                listed,
+            } => format!(
+                "{} {}{}",
+                self.method(),
+                if *listed { "" } else { "of unknown URI " },
+                short(uri)
+            ),
             FeatureProbe::ReadUnknown { uri } => {
                 format!("resources/read of unknown URI {}", short(uri))
             }

@@ -49,8 +49,10 @@ fn features_correct_fixture_is_clean_and_counted_over_stdio_and_http() {
         assert_eq!(f["resources_listed"], 3, "{version}: {f}");
         assert_eq!(f["templates_listed"], 1, "{version}: {f}");
         assert_eq!(f["prompts_listed"], 3, "{version}: {f}");
-        // 2 + 1 pages, 2 invalid cursors, 3 reads, 1 template read, 1 unknown URI.
-        assert_eq!(f["resources"], 10, "{version}: {f}");
+        // 2 + 1 pages, 2 invalid cursors, 3 reads, 1 template read, 1 unknown URI; and up to
+        // 2025-11-25 (resources.subscribe) a subscribe, an unsubscribe, an unknown subscribe.
+        let resources = if version == "2026-07-28" { 10 } else { 13 };
+        assert_eq!(f["resources"], resources, "{version}: {f}");
         assert_eq!(f["gating"], 0, "{version}: {f}");
         // 2024-11-05 has no completions capability; 2026-07-28 no logging/setLevel.
         let completions = if version == "2024-11-05" { 0 } else { 3 };
@@ -58,7 +60,8 @@ fn features_correct_fixture_is_clean_and_counted_over_stdio_and_http() {
         let logging = if version == "2026-07-28" { 0 } else { 9 };
         assert_eq!(f["logging"], logging, "{version}: {f}");
         assert!(
-            run.stdout.contains("features: 10 resource request(s)"),
+            run.stdout
+                .contains(&format!("features: {resources} resource request(s)")),
             "{}",
             run.stdout
         );
@@ -196,10 +199,22 @@ const CASES: &[Case] = &[
         violation: false,
     },
     Case {
+        flaw: "log-without-log-level",
+        version: "2026-07-28",
+        invariant: "log-level-errors",
+        violation: true,
+    },
+    Case {
         flaw: "log-leaks-stack-trace",
         version: "2025-11-25",
         invariant: "leaked-internals",
         violation: true,
+    },
+    Case {
+        flaw: "subscribe-not-served",
+        version: "2025-11-25",
+        invariant: "capability-gating",
+        violation: false,
     },
     Case {
         flaw: "unadvertised-internal-error",
@@ -261,6 +276,8 @@ flaw_tests! {
     features_log_level_accepts_invalid = "log-level-accepts-invalid";
     features_unadvertised_internal_error = "unadvertised-internal-error";
     features_log_leaks_stack_trace = "log-leaks-stack-trace";
+    features_subscribe_not_served = "subscribe-not-served";
+    features_log_without_log_level = "log-without-log-level";
 }
 
 /// Under a handshake version a wrong resource-not-found code is only a warning (SHOULD), and
@@ -278,9 +295,9 @@ fn features_resource_not_found_is_a_warning_before_2026_07_28() {
             "{flaw}: {}",
             run.stdout
         );
-        assert_eq!(
-            run.with_severity("warning").len(),
-            1,
+        // The read, and for the wrong code also the subscribe of the unknown URI.
+        assert!(
+            !run.with_severity("warning").is_empty(),
             "{flaw}: {}",
             run.stdout
         );
@@ -351,3 +368,105 @@ expect = { error_code = -32602, content_matches = "language" }
     );
     assert_eq!(run_chaos(&["scenario", &bad]).code, 3);
 }
+
+/// The fixture with a fake upstream: its `weather://forecast/{city}` template calls it.
+fn upstream_features_run(flaws: &[&str], version: &str) -> mcp_chaos_tests::ChaosRun {
+    let command = fixture_command(flaws);
+    run_chaos(&[
+        "run",
+        "--stdio",
+        &command,
+        "--upstream-env",
+        "UPSTREAM_URL",
+        "--env",
+        "FIXTURE_UPSTREAM_TIMEOUT_MS=1000",
+        "--protocol-version",
+        version,
+        "--timeout-ms",
+        "3000",
+        "--skip-probes",
+        "--skip-version-probe",
+        "--skip-chaos",
+        "--skip-generated",
+        "--fault-cases",
+        "0",
+        "--seed",
+        "42",
+    ])
+}
+
+/// A `resources/read` whose handler calls the upstream is learned from the journal and read
+/// again under every fault profile: the correct fixture answers each with an actionable
+/// JSON-RPC error (clean), and `summary.features.upstream` says which reads reached it.
+#[test]
+fn features_upstream_reads_get_the_fault_campaign() {
+    for version in ["2025-11-25", "2026-07-28"] {
+        let run = upstream_features_run(&[], version);
+        assert_eq!(
+            run.findings(),
+            Vec::<serde_json::Value>::new(),
+            "{version}: {}",
+            run.stdout
+        );
+        assert_eq!(run.code, 0, "{version}");
+        let report = run.report.expect("a report");
+        let f = &report["summary"]["features"];
+        assert_eq!(f["templates_listed"], 2, "{version}: {f}");
+        let reach = f["upstream"].as_array().expect("summary.features.upstream");
+        let forecast = reach
+            .iter()
+            .find(|r| r["target"] == "weather://forecast/1")
+            .unwrap_or_else(|| panic!("{version}: no forecast read in {f}"));
+        assert_eq!(forecast["reached"], true, "{forecast}");
+        assert_eq!(
+            forecast["template"], "weather://forecast/{city}",
+            "{forecast}"
+        );
+        assert_eq!(
+            forecast["paths"],
+            serde_json::json!(["/weather"]),
+            "{forecast}"
+        );
+        assert_eq!(forecast["faults"], 18, "{forecast}");
+        assert_eq!(forecast["requests_tried"], 19, "{forecast}");
+        // The fixture's own resources and prompts never call out, and get no faults.
+        for other in reach
+            .iter()
+            .filter(|r| r["target"] != "weather://forecast/1")
+        {
+            assert_eq!(
+                (other["reached"].as_bool(), other["faults"].as_u64()),
+                (Some(false), Some(0)),
+                "{other}"
+            );
+        }
+    }
+}
+
+/// `resource-upstream-failure-masked`: an empty `contents` under an upstream 404 or 5xx is
+/// `error-masked-as-success`, a violation, and nothing else.
+#[test]
+fn features_upstream_failure_masked_is_caught() {
+    let run = upstream_features_run(&["resource-upstream-failure-masked"], "2025-11-25");
+    assert_eq!(
+        run.invariants(),
+        vec!["error-masked-as-success".to_owned()],
+        "{}",
+        run.stdout
+    );
+    let violations = run.with_severity("violation");
+    assert!(!violations.is_empty(), "{}", run.stdout);
+    for f in &violations {
+        assert!(
+            f["probe"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("resources/read weather://forecast/1")),
+            "{f}"
+        );
+        assert!(f["fault"]["status"].is_u64(), "{f}");
+    }
+    assert_eq!(run.code, 1);
+}
+
+/// The flaws of the upstream-backed features, caught above.
+pub const FEATURE_UPSTREAM_FLAWS: &[&str] = &["resource-upstream-failure-masked"];

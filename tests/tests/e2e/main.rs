@@ -31,6 +31,7 @@ fn every_flaw_has_an_end_to_end_case() {
         .chain(invariants::WEDGE_FLAWS)
         .chain(wire::WIRE_FLAWS)
         .chain(features::FEATURE_FLAWS)
+        .chain(features::FEATURE_UPSTREAM_FLAWS)
         .chain(lifecycle::LIFECYCLE_FLAWS)
         .chain(invariants::EOF_FLAWS)
         .copied()
