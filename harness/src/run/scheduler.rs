@@ -30,10 +30,8 @@ use crate::oracle;
 use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
 use crate::wire::{Message, RequestId, ResponseId};
 
-/// Requests outstanding at once by default (`--in-flight`): 1 until a slow tool's lane keeps
-/// the tool budget's deadline as the serial phase does (with 8, server-everything's
-/// trigger-long-running-operation got a no-response it does not deserve).
-pub const DEFAULT_IN_FLIGHT: usize = 1;
+/// Requests outstanding at once by default (`--in-flight`).
+pub const DEFAULT_IN_FLIGHT: usize = 8;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
 /// The lane number of a liveness ping in flight.
@@ -210,9 +208,12 @@ impl Campaign<'_> {
                 lanes[li].calls += 1;
                 flights.push(flight);
             }
-            if flights.is_empty()
-                && let Some(label) = restart.take()
-            {
+            if let Some(label) = restart.take() {
+                // As the serial phase does, the server still running a call given up on is
+                // restarted at once (it would go on sending that call's progress, or its
+                // load, into the other calls): the calls still in flight are sent again on
+                // the fresh server.
+                requeue(&mut flights, &mut lanes, &mut submitted);
                 self.fresh_restart(&format!(
                     "{label} was not answered in time and may still be running"
                 ))
@@ -253,26 +254,28 @@ impl Campaign<'_> {
             };
             let item = session.pull(until).await;
             let now = Instant::now();
-            match item {
-                Some(item) => route(&mut flights, item, now, session.is_stdio()),
-                None => {
-                    let gone = session.has_exited().is_some() || session.output_closed();
-                    for f in flights.iter_mut().filter(|f| f.outcome.is_none()) {
-                        if let Some(index) = f.answered {
-                            // Answered; its HTTP exchange did not end in time.
-                            if gone || now >= f.deadline {
-                                f.outcome = Some(Outcome::Answered { index });
-                            }
-                        } else if gone {
-                            f.outcome = Some(Outcome::Gone(session.has_exited()));
-                        } else if now >= f.deadline {
-                            f.outcome = Some(if f.at_cap {
-                                Outcome::Abandoned
-                            } else {
-                                Outcome::NoAnswer
-                            });
-                        }
+            let quiet = item.is_none();
+            if let Some(item) = item {
+                route(&mut flights, item, now, session.is_stdio());
+            }
+            // Deadlines are checked after every item, not only when nothing came: a steady
+            // stream (another call's progress, a flood) must not keep a call open past its
+            // deadline or its tool's budget, which the serial phase enforces.
+            let gone = quiet && (session.has_exited().is_some() || session.output_closed());
+            for f in flights.iter_mut().filter(|f| f.outcome.is_none()) {
+                if let Some(index) = f.answered {
+                    // Answered; its HTTP exchange did not end in time.
+                    if gone || now >= f.deadline {
+                        f.outcome = Some(Outcome::Answered { index });
                     }
+                } else if gone {
+                    f.outcome = Some(Outcome::Gone(session.has_exited()));
+                } else if now >= f.deadline {
+                    f.outcome = Some(if f.at_cap {
+                        Outcome::Abandoned
+                    } else {
+                        Outcome::NoAnswer
+                    });
                 }
             }
             // Judge the finished ones; the ping's answer settles the window.
@@ -585,14 +588,16 @@ impl Campaign<'_> {
                 .iter()
                 .find(|d| matches!(d.exchange.outcome, Outcome::NoAnswer | Outcome::Abandoned))
                 .map(|d| d.exchange.probe.label());
-            for d in done {
-                self.settle(d, lanes).await;
-            }
+            // A server still running a call given up on is restarted first, as the serial
+            // phase does at once: shrinking must not share it with that call.
             if let Some(label) = busy {
                 self.fresh_restart(&format!(
                     "{label} was not answered in time and may still be running"
                 ))
                 .await;
+            }
+            for d in done {
+                self.settle(d, lanes).await;
             }
             return !self.gave_up;
         }
@@ -856,6 +861,23 @@ impl Campaign<'_> {
     }
 }
 
+/// Puts every call still in flight back at the front of its tool's queue, in the order they
+/// were sent, not counted (the server they were sent to is being restarted).
+fn requeue(flights: &mut Vec<Flight>, lanes: &mut [Lane], submitted: &mut HashSet<u64>) {
+    let mut out = std::mem::take(flights);
+    out.sort_by_key(|f| std::cmp::Reverse(f.seq));
+    for f in out {
+        if f.lane == PING {
+            continue;
+        }
+        let lane = &mut lanes[f.lane];
+        lane.in_flight -= 1;
+        lane.calls -= 1;
+        submitted.remove(&call_key(&lane.tool, &f.case.value));
+        lane.queue.push_front(f.case);
+    }
+}
+
 /// The lane to take the next case from: one with work and fewer than `per_lane` calls in
 /// flight (one for a tool not yet answered or slow), the least busy first (the first listed
 /// on a tie).
@@ -914,6 +936,12 @@ fn route(flights: &mut [Flight], item: ReceivedItem, now: Instant, stdio: bool) 
                 .position(|f| crate::session::is_progress_for(frame, &f.token)),
         },
         ReceivedItem::Http(info) => flights.iter().position(|f| f.post == Some(info.post)),
+        // A progress flood is the request's whose token sent most of it.
+        ReceivedItem::Flood(flood) => flood.token.as_ref().and_then(|t| {
+            flights
+                .iter()
+                .position(|f| Value::String(f.token.clone()).to_string() == *t)
+        }),
         _ => None,
     };
     let Some(i) = owner.or_else(|| {
