@@ -8,6 +8,7 @@
 pub mod actionable;
 pub mod business_failure;
 pub mod chaos;
+pub mod concurrency;
 pub mod deadline;
 pub mod error_codes;
 pub mod generated;

@@ -34,6 +34,8 @@ use crate::wire::{Message, RequestId, ResponseId};
 pub const DEFAULT_IN_FLIGHT: usize = 8;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
+/// Answered calls remembered to recognise a second answer with the same id.
+const RECENT: usize = 512;
 /// The lane number of a liveness ping in flight.
 const PING: usize = usize::MAX;
 /// A call that takes this long makes its tool slow: one call of it at a time from then on.
@@ -154,6 +156,10 @@ impl Campaign<'_> {
         // running it: once nothing else is in flight, the server is restarted fresh.
         let mut restart: Option<String> = None;
         let mut batch_started = Instant::now();
+        // The latest calls answered (id, then what the finding needs), to tell a second
+        // answer with an id already answered: the server mixed up requests in flight.
+        let mut recent: VecDeque<(RequestId, String, String, Vec<u8>)> = VecDeque::new();
+        let mut mixed: Option<(String, String, Vec<u8>, Vec<u8>, usize)> = None;
         if self.session.is_none() {
             self.restart("no server running").await;
         }
@@ -254,6 +260,23 @@ impl Campaign<'_> {
             };
             let item = session.pull(until).await;
             let now = Instant::now();
+            if let Some(ReceivedItem::Frame(frame)) = &item
+                && let Ok(Message::Response(r)) = &frame.message
+                && let ResponseId::Id(id) = r.id()
+                && !flights.iter().any(|f| &f.id == id)
+                && let Some((_, label, tool, sent)) = recent.iter().find(|a| &a.0 == id)
+            {
+                // A second answer with the id of a call already answered: the answer of a
+                // call in flight under the wrong id. Nothing more is judged concurrently.
+                mixed = Some((
+                    label.clone(),
+                    tool.clone(),
+                    sent.clone(),
+                    frame.raw.clone(),
+                    flights.iter().filter(|f| f.lane != PING).count() + 1,
+                ));
+                break;
+            }
             let quiet = item.is_none();
             if let Some(item) = item {
                 route(&mut flights, item, now, session.is_stdio());
@@ -294,6 +317,19 @@ impl Campaign<'_> {
                 lanes[f.lane].in_flight -= 1;
                 let (done, anomaly) = self.land(f, &mut lanes);
                 due |= anomaly;
+                if let Expect::Response { id, .. } = &done.exchange.expect
+                    && matches!(done.exchange.outcome, Outcome::Answered { .. })
+                {
+                    if recent.len() >= RECENT {
+                        recent.pop_front();
+                    }
+                    recent.push_back((
+                        id.clone(),
+                        done.exchange.probe.label(),
+                        lanes[done.lane].tool.clone(),
+                        done.exchange.sent.clone(),
+                    ));
+                }
                 window.push(done);
             }
             if let Some(ping) = ping {
@@ -319,6 +355,34 @@ impl Campaign<'_> {
             if window.len() >= CADENCE {
                 due = true;
             }
+        }
+        if let Some((label, tool, request, stray, in_flight)) = mixed {
+            let finding = oracle::concurrency::check(
+                &self.context(),
+                &oracle::concurrency::MixedUp {
+                    label: &label,
+                    tool: Some(&tool),
+                    request: &request,
+                    stray: &stray,
+                    in_flight,
+                },
+            );
+            self.add(vec![finding]);
+            // What ran concurrently since the last good check is not judged: it runs again,
+            // with the rest, one call at a time on a fresh server.
+            requeue(&mut flights, &mut lanes, &mut submitted);
+            unwind(&mut window, &mut lanes);
+            self.fresh_restart("the server mixed up concurrent requests")
+                .await;
+            self.serial_rest(&mut lanes, phase_started, phase_budget)
+                .await;
+            for d in std::mem::take(&mut to_shrink) {
+                if self.gave_up {
+                    break;
+                }
+                self.settle(d, &lanes).await;
+            }
+            window.clear();
         }
         if let Some(s) = self.session.as_mut()
             && let Some(dropped) = s.end_batch(batch_started)
@@ -817,6 +881,40 @@ impl Campaign<'_> {
         !self.gave_up
     }
 
+    /// The rest of every tool's cases one call at a time, each followed by its ping, as in the
+    /// serial phase (after the server mixed up concurrent requests): each tool within its
+    /// budget, the phase within `phase_budget` from `phase_started`.
+    async fn serial_rest(
+        &mut self,
+        lanes: &mut [Lane],
+        phase_started: Instant,
+        phase_budget: Duration,
+    ) {
+        for li in 0..lanes.len() {
+            while lanes[li].has_work() && !self.gave_up && phase_started.elapsed() < phase_budget {
+                let Some(case) = lanes[li].queue.pop_front() else {
+                    break;
+                };
+                let tool = lanes[li].tool.clone();
+                if self.already_called(&tool, &case.value) {
+                    continue;
+                }
+                self.tool_deadline = Some(lanes[li].started + lanes[li].budget);
+                let outcome = self
+                    .run_case(&tool, case.value, case.violation, case.phase)
+                    .await;
+                lanes[li].calls += 1;
+                match outcome.exchange.outcome {
+                    Outcome::NoAnswer if outcome.missed => lanes[li].stalled = true,
+                    Outcome::Abandoned => lanes[li].capped = true,
+                    _ => {}
+                }
+                self.finish_case(&tool, outcome, case.tree).await;
+                self.tool_deadline = None;
+            }
+        }
+    }
+
     /// Records a finished case of a window that passed its liveness check: its findings, its
     /// violation shrunk (one call at a time) when it has a tree.
     async fn settle(&mut self, d: Done, lanes: &[Lane]) {
@@ -858,6 +956,32 @@ impl Campaign<'_> {
             None => self.finalize(outcome),
         };
         self.add(outcome.findings);
+    }
+}
+
+/// Puts the window's cases back at the front of their tools' queues, in the order sent (they
+/// are run again, one at a time).
+fn unwind(window: &mut Vec<Done>, lanes: &mut [Lane]) {
+    let mut done = std::mem::take(window);
+    done.sort_by_key(|d| std::cmp::Reverse(d.seq));
+    for d in done {
+        let Probe::Generated {
+            arguments,
+            violation,
+            phase,
+            ..
+        } = d.exchange.probe
+        else {
+            continue;
+        };
+        let lane = &mut lanes[d.lane];
+        lane.calls = lane.calls.saturating_sub(1);
+        lane.queue.push_front(Pending {
+            value: arguments,
+            violation,
+            phase,
+            tree: d.tree,
+        });
     }
 }
 
