@@ -109,6 +109,15 @@ struct Flight {
     outcome: Option<Outcome>,
 }
 
+/// A call answered, remembered for a while to recognise a second answer with its id.
+#[derive(Clone)]
+struct AnsweredCall {
+    id: RequestId,
+    label: String,
+    tool: String,
+    sent: Vec<u8>,
+}
+
 /// A finished case of the current window, kept until the next good liveness check.
 struct Done {
     /// The order it was sent in.
@@ -158,8 +167,9 @@ impl Campaign<'_> {
         let mut batch_started = Instant::now();
         // The latest calls answered (id, then what the finding needs), to tell a second
         // answer with an id already answered: the server mixed up requests in flight.
-        let mut recent: VecDeque<(RequestId, String, String, Vec<u8>)> = VecDeque::new();
-        let mut mixed: Option<(String, String, Vec<u8>, Vec<u8>, usize)> = None;
+        let mut recent: VecDeque<AnsweredCall> = VecDeque::new();
+        // That second answer: the call whose id it carries, the raw answer, the calls out.
+        let mut mixed: Option<(AnsweredCall, Vec<u8>, usize)> = None;
         if self.session.is_none() {
             self.restart("no server running").await;
         }
@@ -264,14 +274,12 @@ impl Campaign<'_> {
                 && let Ok(Message::Response(r)) = &frame.message
                 && let ResponseId::Id(id) = r.id()
                 && !flights.iter().any(|f| &f.id == id)
-                && let Some((_, label, tool, sent)) = recent.iter().find(|a| &a.0 == id)
+                && let Some(earlier) = recent.iter().find(|a| &a.id == id)
             {
                 // A second answer with the id of a call already answered: the answer of a
                 // call in flight under the wrong id. Nothing more is judged concurrently.
                 mixed = Some((
-                    label.clone(),
-                    tool.clone(),
-                    sent.clone(),
+                    earlier.clone(),
                     frame.raw.clone(),
                     flights.iter().filter(|f| f.lane != PING).count() + 1,
                 ));
@@ -323,12 +331,12 @@ impl Campaign<'_> {
                     if recent.len() >= RECENT {
                         recent.pop_front();
                     }
-                    recent.push_back((
-                        id.clone(),
-                        done.exchange.probe.label(),
-                        lanes[done.lane].tool.clone(),
-                        done.exchange.sent.clone(),
-                    ));
+                    recent.push_back(AnsweredCall {
+                        id: id.clone(),
+                        label: done.exchange.probe.label(),
+                        tool: lanes[done.lane].tool.clone(),
+                        sent: done.exchange.sent.clone(),
+                    });
                 }
                 window.push(done);
             }
@@ -356,13 +364,13 @@ impl Campaign<'_> {
                 due = true;
             }
         }
-        if let Some((label, tool, request, stray, in_flight)) = mixed {
+        if let Some((earlier, stray, in_flight)) = mixed {
             let finding = oracle::concurrency::check(
                 &self.context(),
                 &oracle::concurrency::MixedUp {
-                    label: &label,
-                    tool: Some(&tool),
-                    request: &request,
+                    label: &earlier.label,
+                    tool: Some(&earlier.tool),
+                    request: &earlier.sent,
                     stray: &stray,
                     in_flight,
                 },
@@ -890,23 +898,23 @@ impl Campaign<'_> {
         phase_started: Instant,
         phase_budget: Duration,
     ) {
-        for li in 0..lanes.len() {
-            while lanes[li].has_work() && !self.gave_up && phase_started.elapsed() < phase_budget {
-                let Some(case) = lanes[li].queue.pop_front() else {
+        for lane in lanes.iter_mut() {
+            while lane.has_work() && !self.gave_up && phase_started.elapsed() < phase_budget {
+                let Some(case) = lane.queue.pop_front() else {
                     break;
                 };
-                let tool = lanes[li].tool.clone();
+                let tool = lane.tool.clone();
                 if self.already_called(&tool, &case.value) {
                     continue;
                 }
-                self.tool_deadline = Some(lanes[li].started + lanes[li].budget);
+                self.tool_deadline = Some(lane.started + lane.budget);
                 let outcome = self
                     .run_case(&tool, case.value, case.violation, case.phase)
                     .await;
-                lanes[li].calls += 1;
+                lane.calls += 1;
                 match outcome.exchange.outcome {
-                    Outcome::NoAnswer if outcome.missed => lanes[li].stalled = true,
-                    Outcome::Abandoned => lanes[li].capped = true,
+                    Outcome::NoAnswer if outcome.missed => lane.stalled = true,
+                    Outcome::Abandoned => lane.capped = true,
                     _ => {}
                 }
                 self.finish_case(&tool, outcome, case.tree).await;
@@ -1061,11 +1069,11 @@ fn route(flights: &mut [Flight], item: ReceivedItem, now: Instant, stdio: bool) 
         },
         ReceivedItem::Http(info) => flights.iter().position(|f| f.post == Some(info.post)),
         // A progress flood is the request's whose token sent most of it.
-        ReceivedItem::Flood(flood) => flood.token.as_ref().and_then(|t| {
-            flights
-                .iter()
-                .position(|f| Value::String(f.token.clone()).to_string() == *t)
-        }),
+        ReceivedItem::Flood(flood) => flood
+            .token
+            .as_deref()
+            .and_then(|t| serde_json::from_str::<String>(t).ok())
+            .and_then(|t| flights.iter().position(|f| f.token == t)),
         _ => None,
     };
     let Some(i) = owner.or_else(|| {
