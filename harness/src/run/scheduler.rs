@@ -30,8 +30,12 @@ use crate::oracle;
 use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
 use crate::wire::{Message, RequestId, ResponseId};
 
-/// Requests outstanding at once by default (`--in-flight`).
-pub const DEFAULT_IN_FLIGHT: usize = 8;
+/// Requests outstanding at once by default (`--in-flight`): still 1. With 8, server-everything
+/// keeps the same findings on the nightly seed, but on other seeds a call of
+/// trigger-long-running-operation (`{"steps": 5}`, 10 s) sent last in the phase got no
+/// progress and no answer within its 10 s deadline (a no-response violation the serial phase
+/// does not give); not yet understood.
+pub const DEFAULT_IN_FLIGHT: usize = 1;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
 /// Answered calls remembered to recognise a second answer with the same id.

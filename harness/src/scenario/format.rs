@@ -82,6 +82,10 @@ pub struct ScenarioFile {
     /// Time budget of the generated phase per tool, in ms (default 20 000).
     #[serde(default)]
     pub tool_budget_ms: Option<u64>,
+    /// Most `tools/call` requests outstanding at once in the generated phase (`--in-flight`;
+    /// default 1, one call at a time, each followed by a ping).
+    #[serde(default)]
+    pub in_flight: Option<usize>,
     /// Call only the listed tools matching these names or globs (`*`, `?`) in `campaign`
     /// steps and in `generate`/`faults` steps without a `tool` (a step naming its tool is
     /// played as written). Default: every tool.

@@ -471,6 +471,9 @@ fn config(scenario: &Scenario, subst: &Subst, options: &SuiteOptions) -> Result<
     if let Some(ms) = file.tool_budget_ms {
         config.tool_budget = Duration::from_millis(ms);
     }
+    if let Some(k) = file.in_flight {
+        config.in_flight = k.max(1);
+    }
     config.seed = file.seed;
     config.selection = crate::run::select::ToolSelection {
         tools: file.tools.clone(),

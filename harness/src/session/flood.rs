@@ -253,6 +253,14 @@ impl FloodMeter {
         self.dropped = Dropped::default();
     }
 
+    /// Gives the next request of a batch (several in flight at once) a full keep budget, as a
+    /// request of its own exchange has: the messages kept in a batch are at most
+    /// [`KEPT_PER_EXCHANGE`] per request sent, so that a long batch does not start dropping
+    /// the progress notifications its calls' deadlines depend on.
+    pub fn renew_keep(&mut self) {
+        self.kept = 0;
+    }
+
     /// Ends the exchange: what it dropped, if anything.
     pub fn end_exchange(&mut self) -> Option<Dropped> {
         let dropped = std::mem::take(&mut self.dropped);
