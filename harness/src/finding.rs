@@ -211,6 +211,17 @@ catalog! {
          the run are killed at once instead of waited for again. Fix: end the process when the \
          stdin reader sees end-of-file (in Node, also stop timers and intervals that keep the \
          event loop alive, or call process.exit on the stream's end event).";
+    CONCURRENT_REQUESTS_MIXED = "MC119", "concurrent-requests-mixed", "basic/index#responses",
+        "A server with several requests in flight answers each with its own id.",
+        "Responses MUST include the same ID as the request they correspond to (basic/index \
+         §Responses), and a client may have several requests outstanding at once: JSON-RPC ids \
+         exist so that answers can be matched whatever order they come in. mcp-chaos keeps up to \
+         --in-flight tools/call requests outstanding in the generated phase; an answer carrying \
+         the id of a request already answered means the server mixed up two requests in flight \
+         (a shared current-request variable, a response written for the wrong call). It is \
+         reported once, and the rest of the phase runs one request at a time, so that nothing \
+         false follows from the mix-up. Fix: keep each request's id with its own handler (no \
+         shared state between calls in flight) and write its response with that id.";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
         "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
         "API failures and business logic errors are tool execution errors: they belong inside the \

@@ -9,6 +9,7 @@ pub mod actionable;
 pub mod business_failure;
 pub mod capability_gating;
 pub mod chaos;
+pub mod concurrency;
 pub mod deadline;
 pub mod empty_resource_contents;
 pub mod error_codes;

@@ -293,6 +293,7 @@ fn flooded(kind: crate::session::flood::FloodKind, method: &str) -> Exchange {
             client_requests: 3,
             methods: vec![(method.into(), 2_000)],
             sample: format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#).into_bytes(),
+            token: None,
         }),
     });
     ex

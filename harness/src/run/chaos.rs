@@ -84,6 +84,12 @@ impl Campaign<'_> {
     }
 
     async fn concurrent(&mut self, call: Option<&(String, Value)>) {
+        // A server found mixing up requests in flight (concurrent-requests-mixed) is driven
+        // one request at a time from then on: what concurrency would show is reported.
+        let mixed = crate::finding::CONCURRENT_REQUESTS_MIXED.code;
+        if self.findings.iter().any(|f| f.code == mixed) {
+            return;
+        }
         if !self.announce("concurrent requests") || !self.ensure_session().await {
             return;
         }

@@ -30,12 +30,16 @@ use crate::oracle;
 use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
 use crate::wire::{Message, RequestId, ResponseId};
 
-/// Requests outstanding at once by default (`--in-flight`): 1 until a slow tool's lane keeps
-/// the tool budget's deadline as the serial phase does (with 8, server-everything's
-/// trigger-long-running-operation got a no-response it does not deserve).
+/// Requests outstanding at once by default (`--in-flight`): still 1. With 8, server-everything
+/// keeps the same findings on the nightly seed, but on other seeds a call of
+/// trigger-long-running-operation (`{"steps": 5}`, 10 s) sent last in the phase got no
+/// progress and no answer within its 10 s deadline (a no-response violation the serial phase
+/// does not give); not yet understood.
 pub const DEFAULT_IN_FLIGHT: usize = 1;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
+/// Answered calls remembered to recognise a second answer with the same id.
+const RECENT: usize = 512;
 /// The lane number of a liveness ping in flight.
 const PING: usize = usize::MAX;
 /// A call that takes this long makes its tool slow: one call of it at a time from then on.
@@ -109,6 +113,15 @@ struct Flight {
     outcome: Option<Outcome>,
 }
 
+/// A call answered, remembered for a while to recognise a second answer with its id.
+#[derive(Clone)]
+struct AnsweredCall {
+    id: RequestId,
+    label: String,
+    tool: String,
+    sent: Vec<u8>,
+}
+
 /// A finished case of the current window, kept until the next good liveness check.
 struct Done {
     /// The order it was sent in.
@@ -156,6 +169,11 @@ impl Campaign<'_> {
         // running it: once nothing else is in flight, the server is restarted fresh.
         let mut restart: Option<String> = None;
         let mut batch_started = Instant::now();
+        // The latest calls answered (id, then what the finding needs), to tell a second
+        // answer with an id already answered: the server mixed up requests in flight.
+        let mut recent: VecDeque<AnsweredCall> = VecDeque::new();
+        // That second answer: the call whose id it carries, the raw answer, the calls out.
+        let mut mixed: Option<(AnsweredCall, Vec<u8>, usize)> = None;
         if self.session.is_none() {
             self.restart("no server running").await;
         }
@@ -210,9 +228,12 @@ impl Campaign<'_> {
                 lanes[li].calls += 1;
                 flights.push(flight);
             }
-            if flights.is_empty()
-                && let Some(label) = restart.take()
-            {
+            if let Some(label) = restart.take() {
+                // As the serial phase does, the server still running a call given up on is
+                // restarted at once (it would go on sending that call's progress, or its
+                // load, into the other calls): the calls still in flight are sent again on
+                // the fresh server.
+                requeue(&mut flights, &mut lanes, &mut submitted);
                 self.fresh_restart(&format!(
                     "{label} was not answered in time and may still be running"
                 ))
@@ -253,26 +274,43 @@ impl Campaign<'_> {
             };
             let item = session.pull(until).await;
             let now = Instant::now();
-            match item {
-                Some(item) => route(&mut flights, item, now, session.is_stdio()),
-                None => {
-                    let gone = session.has_exited().is_some() || session.output_closed();
-                    for f in flights.iter_mut().filter(|f| f.outcome.is_none()) {
-                        if let Some(index) = f.answered {
-                            // Answered; its HTTP exchange did not end in time.
-                            if gone || now >= f.deadline {
-                                f.outcome = Some(Outcome::Answered { index });
-                            }
-                        } else if gone {
-                            f.outcome = Some(Outcome::Gone(session.has_exited()));
-                        } else if now >= f.deadline {
-                            f.outcome = Some(if f.at_cap {
-                                Outcome::Abandoned
-                            } else {
-                                Outcome::NoAnswer
-                            });
-                        }
+            if let Some(ReceivedItem::Frame(frame)) = &item
+                && let Ok(Message::Response(r)) = &frame.message
+                && let ResponseId::Id(id) = r.id()
+                && !flights.iter().any(|f| &f.id == id)
+                && let Some(earlier) = recent.iter().find(|a| &a.id == id)
+            {
+                // A second answer with the id of a call already answered: the answer of a
+                // call in flight under the wrong id. Nothing more is judged concurrently.
+                mixed = Some((
+                    earlier.clone(),
+                    frame.raw.clone(),
+                    flights.iter().filter(|f| f.lane != PING).count() + 1,
+                ));
+                break;
+            }
+            let quiet = item.is_none();
+            if let Some(item) = item {
+                route(&mut flights, item, now, session.is_stdio());
+            }
+            // Deadlines are checked after every item, not only when nothing came: a steady
+            // stream (another call's progress, a flood) must not keep a call open past its
+            // deadline or its tool's budget, which the serial phase enforces.
+            let gone = quiet && (session.has_exited().is_some() || session.output_closed());
+            for f in flights.iter_mut().filter(|f| f.outcome.is_none()) {
+                if let Some(index) = f.answered {
+                    // Answered; its HTTP exchange did not end in time.
+                    if gone || now >= f.deadline {
+                        f.outcome = Some(Outcome::Answered { index });
                     }
+                } else if gone {
+                    f.outcome = Some(Outcome::Gone(session.has_exited()));
+                } else if now >= f.deadline {
+                    f.outcome = Some(if f.at_cap {
+                        Outcome::Abandoned
+                    } else {
+                        Outcome::NoAnswer
+                    });
                 }
             }
             // Judge the finished ones; the ping's answer settles the window.
@@ -291,6 +329,19 @@ impl Campaign<'_> {
                 lanes[f.lane].in_flight -= 1;
                 let (done, anomaly) = self.land(f, &mut lanes);
                 due |= anomaly;
+                if let Expect::Response { id, .. } = &done.exchange.expect
+                    && matches!(done.exchange.outcome, Outcome::Answered { .. })
+                {
+                    if recent.len() >= RECENT {
+                        recent.pop_front();
+                    }
+                    recent.push_back(AnsweredCall {
+                        id: id.clone(),
+                        label: done.exchange.probe.label(),
+                        tool: lanes[done.lane].tool.clone(),
+                        sent: done.exchange.sent.clone(),
+                    });
+                }
                 window.push(done);
             }
             if let Some(ping) = ping {
@@ -316,6 +367,34 @@ impl Campaign<'_> {
             if window.len() >= CADENCE {
                 due = true;
             }
+        }
+        if let Some((earlier, stray, in_flight)) = mixed {
+            let finding = oracle::concurrency::check(
+                &self.context(),
+                &oracle::concurrency::MixedUp {
+                    label: &earlier.label,
+                    tool: Some(&earlier.tool),
+                    request: &earlier.sent,
+                    stray: &stray,
+                    in_flight,
+                },
+            );
+            self.add(vec![finding]);
+            // What ran concurrently since the last good check is not judged: it runs again,
+            // with the rest, one call at a time on a fresh server.
+            requeue(&mut flights, &mut lanes, &mut submitted);
+            unwind(&mut window, &mut lanes);
+            self.fresh_restart("the server mixed up concurrent requests")
+                .await;
+            self.serial_rest(&mut lanes, phase_started, phase_budget)
+                .await;
+            for d in std::mem::take(&mut to_shrink) {
+                if self.gave_up {
+                    break;
+                }
+                self.settle(d, &lanes).await;
+            }
+            window.clear();
         }
         if let Some(s) = self.session.as_mut()
             && let Some(dropped) = s.end_batch(batch_started)
@@ -585,14 +664,16 @@ impl Campaign<'_> {
                 .iter()
                 .find(|d| matches!(d.exchange.outcome, Outcome::NoAnswer | Outcome::Abandoned))
                 .map(|d| d.exchange.probe.label());
-            for d in done {
-                self.settle(d, lanes).await;
-            }
+            // A server still running a call given up on is restarted first, as the serial
+            // phase does at once: shrinking must not share it with that call.
             if let Some(label) = busy {
                 self.fresh_restart(&format!(
                     "{label} was not answered in time and may still be running"
                 ))
                 .await;
+            }
+            for d in done {
+                self.settle(d, lanes).await;
             }
             return !self.gave_up;
         }
@@ -812,6 +893,40 @@ impl Campaign<'_> {
         !self.gave_up
     }
 
+    /// The rest of every tool's cases one call at a time, each followed by its ping, as in the
+    /// serial phase (after the server mixed up concurrent requests): each tool within its
+    /// budget, the phase within `phase_budget` from `phase_started`.
+    async fn serial_rest(
+        &mut self,
+        lanes: &mut [Lane],
+        phase_started: Instant,
+        phase_budget: Duration,
+    ) {
+        for lane in lanes.iter_mut() {
+            while lane.has_work() && !self.gave_up && phase_started.elapsed() < phase_budget {
+                let Some(case) = lane.queue.pop_front() else {
+                    break;
+                };
+                let tool = lane.tool.clone();
+                if self.already_called(&tool, &case.value) {
+                    continue;
+                }
+                self.tool_deadline = Some(lane.started + lane.budget);
+                let outcome = self
+                    .run_case(&tool, case.value, case.violation, case.phase)
+                    .await;
+                lane.calls += 1;
+                match outcome.exchange.outcome {
+                    Outcome::NoAnswer if outcome.missed => lane.stalled = true,
+                    Outcome::Abandoned => lane.capped = true,
+                    _ => {}
+                }
+                self.finish_case(&tool, outcome, case.tree).await;
+                self.tool_deadline = None;
+            }
+        }
+    }
+
     /// Records a finished case of a window that passed its liveness check: its findings, its
     /// violation shrunk (one call at a time) when it has a tree.
     async fn settle(&mut self, d: Done, lanes: &[Lane]) {
@@ -853,6 +968,49 @@ impl Campaign<'_> {
             None => self.finalize(outcome),
         };
         self.add(outcome.findings);
+    }
+}
+
+/// Puts the window's cases back at the front of their tools' queues, in the order sent (they
+/// are run again, one at a time).
+fn unwind(window: &mut Vec<Done>, lanes: &mut [Lane]) {
+    let mut done = std::mem::take(window);
+    done.sort_by_key(|d| std::cmp::Reverse(d.seq));
+    for d in done {
+        let Probe::Generated {
+            arguments,
+            violation,
+            phase,
+            ..
+        } = d.exchange.probe
+        else {
+            continue;
+        };
+        let lane = &mut lanes[d.lane];
+        lane.calls = lane.calls.saturating_sub(1);
+        lane.queue.push_front(Pending {
+            value: arguments,
+            violation,
+            phase,
+            tree: d.tree,
+        });
+    }
+}
+
+/// Puts every call still in flight back at the front of its tool's queue, in the order they
+/// were sent, not counted (the server they were sent to is being restarted).
+fn requeue(flights: &mut Vec<Flight>, lanes: &mut [Lane], submitted: &mut HashSet<u64>) {
+    let mut out = std::mem::take(flights);
+    out.sort_by_key(|f| std::cmp::Reverse(f.seq));
+    for f in out {
+        if f.lane == PING {
+            continue;
+        }
+        let lane = &mut lanes[f.lane];
+        lane.in_flight -= 1;
+        lane.calls -= 1;
+        submitted.remove(&call_key(&lane.tool, &f.case.value));
+        lane.queue.push_front(f.case);
     }
 }
 
@@ -914,6 +1072,12 @@ fn route(flights: &mut [Flight], item: ReceivedItem, now: Instant, stdio: bool) 
                 .position(|f| crate::session::is_progress_for(frame, &f.token)),
         },
         ReceivedItem::Http(info) => flights.iter().position(|f| f.post == Some(info.post)),
+        // A progress flood is the request's whose token sent most of it.
+        ReceivedItem::Flood(flood) => flood
+            .token
+            .as_deref()
+            .and_then(|t| serde_json::from_str::<String>(t).ok())
+            .and_then(|t| flights.iter().position(|f| f.token == t)),
         _ => None,
     };
     let Some(i) = owner.or_else(|| {

@@ -86,6 +86,10 @@ pub struct ScenarioFile {
     /// `mcp-chaos run --wire-cases`; 0 turns the phase off).
     #[serde(default)]
     pub wire_cases: Option<usize>,
+    /// Most `tools/call` requests outstanding at once in the generated phase (`--in-flight`;
+    /// default 1, one call at a time, each followed by a ping).
+    #[serde(default)]
+    pub in_flight: Option<usize>,
     /// Call only the listed tools matching these names or globs (`*`, `?`) in `campaign`
     /// steps and in `generate`/`faults` steps without a `tool` (a step naming its tool is
     /// played as written). Default: every tool.

@@ -482,6 +482,9 @@ fn config(scenario: &Scenario, subst: &Subst, options: &SuiteOptions) -> Result<
     if let Some(n) = file.wire_cases {
         config.wire_cases = n;
     }
+    if let Some(k) = file.in_flight {
+        config.in_flight = k.max(1);
+    }
     config.seed = file.seed;
     config.selection = crate::run::select::ToolSelection {
         tools: file.tools.clone(),

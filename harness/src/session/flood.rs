@@ -6,7 +6,9 @@
 //!   [`KEPT_PER_EXCHANGE`] unsolicited messages (notifications and server-to-client
 //!   requests); the rest are counted, by kind, in one [`Dropped`] item at its end.
 //! - **Rates are measured in windows** of [`FLOOD_WINDOW`] (tumbling: counts restart when a
-//!   window is over). A window is a flood when the server sent at least the threshold
+//!   window is over). Progress notifications count per request: only the busiest
+//!   `progressToken`'s count toward a flood, so that several calls in flight at once, each
+//!   reporting progress at a modest rate, are not taken for one flooding call. A window is a flood when the server sent at least the threshold
 //!   ([`NOTIFICATION_FLOOD`] notifications, [`REQUEST_FLOOD`] requests) *and* that many times
 //!   more than the requests mcp-chaos itself sent in the window ([`NOTIFICATIONS_PER_REQUEST`],
 //!   [`REQUESTS_PER_REQUEST`]), so that a server which logs or samples for every call of a
@@ -47,6 +49,8 @@ pub const KEPT_PER_EXCHANGE: usize = 256;
 const METHODS_KEPT: usize = 8;
 /// Bytes of a flooding message kept as a sample.
 const SAMPLE_BYTES: usize = 600;
+/// Distinct progress tokens counted per window.
+const TOKENS_KEPT: usize = 64;
 
 /// Which kind of unsolicited message flooded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -75,6 +79,10 @@ pub struct Flood {
     pub methods: Vec<(String, u64)>,
     /// The first bytes of the message that crossed the threshold.
     pub sample: Vec<u8>,
+    /// The `progressToken` (as JSON text) of the request whose progress notifications made
+    /// most of the flood, when progress did; the flood is that request's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 impl Flood {
@@ -123,6 +131,10 @@ struct Window {
     start: Instant,
     count: u64,
     methods: Vec<(String, u64)>,
+    /// Progress notifications in the window, in all and per `progressToken` (JSON text;
+    /// at most [`TOKENS_KEPT`], later tokens counted together as `(other)`).
+    progress: u64,
+    tokens: Vec<(String, u64)>,
 }
 
 impl Window {
@@ -131,7 +143,34 @@ impl Window {
             start: now,
             count: 0,
             methods: Vec::new(),
+            progress: 0,
+            tokens: Vec::new(),
         }
+    }
+
+    /// Counts a progress notification of request `token`.
+    fn add_progress(&mut self, token: &str) {
+        self.progress += 1;
+        if let Some((_, n)) = self.tokens.iter_mut().find(|(t, _)| t == token) {
+            *n += 1;
+        } else if self.tokens.len() < TOKENS_KEPT {
+            self.tokens.push((token.to_owned(), 1));
+        } else if let Some((_, n)) = self.tokens.iter_mut().find(|(t, _)| t == "(other)") {
+            *n += 1;
+        } else if let Some(last) = self.tokens.last_mut() {
+            *last = ("(other)".to_owned(), last.1 + 1);
+        }
+    }
+
+    /// The busiest progress token and its count.
+    fn top_token(&self) -> Option<&(String, u64)> {
+        self.tokens.iter().max_by_key(|(_, n)| *n)
+    }
+
+    /// What counts toward a flood: every message but progress, plus the busiest request's
+    /// progress.
+    fn flood_count(&self) -> u64 {
+        self.count - self.progress + self.top_token().map_or(0, |(_, n)| *n)
     }
 
     fn add(&mut self, method: &str) {
@@ -214,6 +253,14 @@ impl FloodMeter {
         self.dropped = Dropped::default();
     }
 
+    /// Gives the next request of a batch (several in flight at once) a full keep budget, as a
+    /// request of its own exchange has: the messages kept in a batch are at most
+    /// [`KEPT_PER_EXCHANGE`] per request sent, so that a long batch does not start dropping
+    /// the progress notifications its calls' deadlines depend on.
+    pub fn renew_keep(&mut self) {
+        self.kept = 0;
+    }
+
     /// Ends the exchange: what it dropped, if anything.
     pub fn end_exchange(&mut self) -> Option<Dropped> {
         let dropped = std::mem::take(&mut self.dropped);
@@ -246,17 +293,22 @@ impl FloodMeter {
         false
     }
 
-    /// Counts a notification of `method` (raw frame `raw`) at `now`. Returns whether the
-    /// exchange keeps it, and the [`Flood`] when this notification made the session's first
-    /// flooded window.
+    /// Counts a notification of `method` (raw frame `raw`; `progress_token`, as JSON text,
+    /// for `notifications/progress`) at `now`. Returns whether the exchange keeps it, and the
+    /// [`Flood`] when this notification made the session's first flooded window.
     pub fn notification(
         &mut self,
         method: &str,
+        progress_token: Option<&str>,
         raw: &[u8],
         now: Instant,
     ) -> (bool, Option<Flood>) {
         self.roll(now);
         self.notifications.add(method);
+        if method == "notifications/progress" {
+            self.notifications
+                .add_progress(progress_token.unwrap_or(""));
+        }
         let flood = (!self.notification_flood
             && crossed(
                 &self.notifications,
@@ -373,19 +425,24 @@ pub fn line_prefix(raw: &[u8], method: &str) -> Option<Vec<u8>> {
 }
 
 fn crossed(w: &Window, client: &Window, threshold: u64, per_request: u64) -> bool {
-    w.count >= threshold && w.count >= per_request.saturating_mul(client.count + 1)
+    let count = w.flood_count();
+    count >= threshold && count >= per_request.saturating_mul(client.count + 1)
 }
 
 fn flood(kind: FloodKind, w: &Window, client: &Window, raw: &[u8], now: Instant) -> Flood {
     let mut methods = w.methods.clone();
     methods.sort_by_key(|m| std::cmp::Reverse(m.1));
+    let progress_led = w.progress * 2 > w.count;
     Flood {
         kind,
-        count: w.count,
+        count: w.flood_count(),
         elapsed_ms: u64::try_from(now.duration_since(w.start).as_millis()).unwrap_or(u64::MAX),
         client_requests: client.count,
         methods,
         sample: raw[..raw.len().min(SAMPLE_BYTES)].to_vec(),
+        token: progress_led
+            .then(|| w.top_token().map(|(t, _)| t.clone()))
+            .flatten(),
     }
 }
 
@@ -405,7 +462,7 @@ mod tests {
         for i in 0..100_000u64 {
             // 100 000 notifications in one second.
             let now = t0 + Duration::from_micros(i * 10);
-            let (keep, flood) = m.notification("notifications/message", LOG, now);
+            let (keep, flood) = m.notification("notifications/message", None, LOG, now);
             kept += usize::from(keep);
             floods.extend(flood);
         }
@@ -421,7 +478,8 @@ mod tests {
         assert_eq!(m.totals().notifications, dropped.notifications);
         // The next exchange keeps its own budget.
         m.start_exchange();
-        let (keep, flood) = m.notification("notifications/message", LOG, t0 + FLOOD_WINDOW * 3);
+        let (keep, flood) =
+            m.notification("notifications/message", None, LOG, t0 + FLOOD_WINDOW * 3);
         assert!(keep && flood.is_none());
         assert_eq!(m.end_exchange(), None);
     }
@@ -434,8 +492,12 @@ mod tests {
         let (answer, keep, flood) = m.request("roots/list", b"{}", t0);
         assert_eq!((answer, keep, flood), (Answer::Normally, true, None));
         for i in 0..50u64 {
-            let (keep, flood) =
-                m.notification("notifications/message", LOG, t0 + Duration::from_millis(i));
+            let (keep, flood) = m.notification(
+                "notifications/message",
+                None,
+                LOG,
+                t0 + Duration::from_millis(i),
+            );
             assert!(keep && flood.is_none());
         }
         assert_eq!(m.end_exchange(), None);
@@ -452,7 +514,7 @@ mod tests {
             m.start_exchange();
             m.client_sent(at);
             for _ in 0..60 {
-                let (_, flood) = m.notification("notifications/message", LOG, at);
+                let (_, flood) = m.notification("notifications/message", None, LOG, at);
                 assert!(flood.is_none(), "request {r}");
             }
             m.end_exchange();
@@ -505,11 +567,38 @@ mod tests {
     }
 
     #[test]
+    fn progress_counts_per_request() {
+        const PROGRESS: &[u8] =
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+        let t0 = Instant::now();
+        // Two calls in flight, each reporting 1 200 progress notifications in the window:
+        // 2 400 in all, but no one request floods.
+        let mut m = FloodMeter::new(t0);
+        for i in 0..2_400u64 {
+            let token = if i % 2 == 0 { "\"a\"" } else { "\"b\"" };
+            let at = t0 + Duration::from_micros(i * 500);
+            let (_, flood) = m.notification("notifications/progress", Some(token), PROGRESS, at);
+            assert!(flood.is_none(), "no flood at {i}");
+        }
+        // One call reporting 2 000: a flood, and that request's.
+        let mut m = FloodMeter::new(t0);
+        let mut found = None;
+        for i in 0..2_000u64 {
+            let at = t0 + Duration::from_micros(i * 500);
+            let (_, flood) = m.notification("notifications/progress", Some("\"a\""), PROGRESS, at);
+            found = found.or(flood);
+        }
+        let flood = found.expect("a flood");
+        assert_eq!(flood.count, 2_000);
+        assert_eq!(flood.token.as_deref(), Some("\"a\""));
+    }
+
+    #[test]
     fn method_counts_stay_bounded() {
         let t0 = Instant::now();
         let mut m = FloodMeter::new(t0);
         for i in 0..10_000 {
-            m.notification(&format!("notifications/x{i}"), LOG, t0);
+            m.notification(&format!("notifications/x{i}"), None, LOG, t0);
         }
         assert!(m.notifications.methods.len() <= METHODS_KEPT);
         let total: u64 = m.notifications.methods.iter().map(|(_, n)| n).sum();

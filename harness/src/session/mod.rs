@@ -868,8 +868,17 @@ impl Session {
                         (keep, flood)
                     }
                     Ok(Message::Notification(n)) => {
-                        let (keep, flood) = self.flood.notification(n.method(), &frame.raw, now);
+                        let token = (n.method() == "notifications/progress")
+                            .then(|| n.params().and_then(|p| p.get("progressToken")))
+                            .flatten()
+                            .map(Value::to_string);
+                        let (keep, flood) =
+                            self.flood
+                                .notification(n.method(), token.as_deref(), &frame.raw, now);
+                        // Progress lines are never dropped unparsed: other calls in flight
+                        // need theirs, which extend their deadlines.
                         if self.skipping.is_none()
+                            && n.method() != "notifications/progress"
                             && self.flood.notifications_flooded()
                             && let Some(prefix) = flood::line_prefix(&frame.raw, n.method())
                         {

@@ -22,12 +22,14 @@ impl Session {
         received.pop()
     }
 
-    /// Writes `bytes` (one request frame) without waiting for its answer. Returns the HTTP
+    /// Writes `bytes` (one request frame) without waiting for its answer; the request gets its
+    /// own budget of unsolicited messages kept (see [`super::flood::FloodMeter::renew_keep`]). Returns the HTTP
     /// exchange number of the request over HTTP (its status and headers arrive later as a
     /// [`ReceivedItem::Http`] with that `post`), `None` over stdio; an error when the frame
     /// could not be written (the server is most likely gone).
     pub async fn submit(&mut self, bytes: &[u8]) -> Result<Option<u64>, String> {
         self.flood.client_sent(Instant::now());
+        self.flood.renew_keep();
         self.transport
             .send_with(bytes, self.config.timeout, Vec::new())
             .await

@@ -44,8 +44,10 @@ fn check(flaw: &str, invariant: &str, violation: bool) {
 
 macro_rules! generated_tests {
     ($($name:ident = $flaw:literal => $invariant:literal, $violation:literal;)*) => {
-        /// The flaws covered here (and `crash-on-nul` and `stall-on-long-text`, below).
-        pub const GENERATED_FLAWS: &[&str] = &["crash-on-nul", "stall-on-long-text", $($flaw),*];
+        /// The flaws covered here (and `crash-on-nul`, `stall-on-long-text`,
+        /// `crash-on-500th-call` and `mix-up-concurrent-requests`, below).
+        pub const GENERATED_FLAWS: &[&str] =
+            &["crash-on-nul", "stall-on-long-text", "crash-on-500th-call", "mix-up-concurrent-requests", $($flaw),*];
         $(
             #[doc = concat!("`", $flaw, "` is caught as `", $invariant, "`.")]
             #[test]
@@ -62,6 +64,94 @@ generated_tests! {
     validation_as_protocol_error = "validation-as-protocol-error" => "invalid-args-wrong-channel", false;
     unsatisfiable_schema = "unsatisfiable-schema" => "unsatisfiable-input-schema", false;
     output_validation_error = "output-validation-error" => "structured-content-schema", false;
+}
+
+/// Issue 14, calls in flight (`--in-flight 8`) both ways: with 256 cases per tool
+/// (over 500 calls; budgets wide enough for a loaded machine), the correct fixture gives no finding; a fixture that crashes on its
+/// 500th call is reported as a crash after a case it was handling, saying the crash does not
+/// reproduce one call at a time (so it cannot be shrunk), and nothing else.
+#[test]
+fn a_crash_that_comes_with_the_load_is_found_with_calls_in_flight() {
+    let correct = generated_run(
+        &[],
+        &[
+            "--cases",
+            "256",
+            "--in-flight",
+            "8",
+            "--tool-budget-ms",
+            "60000",
+            "--generated-budget-ms",
+            "240000",
+        ],
+    );
+    assert_eq!(
+        correct.findings(),
+        Vec::<serde_json::Value>::new(),
+        "{}",
+        correct.stdout
+    );
+    let run = generated_run(
+        &["crash-on-500th-call"],
+        &[
+            "--cases",
+            "256",
+            "--in-flight",
+            "8",
+            "--tool-budget-ms",
+            "60000",
+            "--generated-budget-ms",
+            "240000",
+        ],
+    );
+    assert_eq!(
+        run.invariants(),
+        vec!["crash-on-input".to_owned()],
+        "{}",
+        run.stdout
+    );
+    for f in run.findings() {
+        let message = f["message"].as_str().unwrap_or_default();
+        assert!(message.contains("connection pool exhausted"), "{f:#}");
+        assert!(
+            message.contains("not reproduced one call at a time"),
+            "{f:#}"
+        );
+        assert!(
+            f["request"]
+                .as_str()
+                .is_some_and(|r| r.contains("tools/call")),
+            "{f:#}"
+        );
+    }
+}
+
+/// A server that answers a call in flight with another call's id is reported once as
+/// `concurrent-requests-mixed` (and nothing else), and the
+/// phase completes one request at a time: every tool still gets its cases.
+#[test]
+fn a_server_that_mixes_up_requests_in_flight_is_then_driven_one_at_a_time() {
+    let run = generated_run(&["mix-up-concurrent-requests"], &["--in-flight", "8"]);
+    assert_eq!(
+        run.invariants(),
+        vec!["concurrent-requests-mixed".to_owned()],
+        "{}",
+        run.stdout
+    );
+    let mixed: Vec<_> = run
+        .findings()
+        .into_iter()
+        .filter(|f| f["invariant"] == "concurrent-requests-mixed")
+        .collect();
+    assert_eq!(mixed.len(), 1, "{}", run.stdout);
+    assert_eq!(mixed[0]["occurrences"], 1, "{:#}", mixed[0]);
+    for tool in ["echo", "add", "big"] {
+        assert!(
+            phase(&run, tool)["calls"].as_u64() > Some(16),
+            "{tool}: {}",
+            run.stdout
+        );
+    }
 }
 
 /// Issue 13, both ways: an SDK's "Output validation error: outputSchema defined but no
