@@ -234,8 +234,11 @@ catalog! {
         "When every upstream request of a call failed, a result without isError: true tells the model \
          the call worked; an empty or blank success reads as 'there is no data', which the model then \
          reports as truth. A server that retried and then succeeded is fine (the upstream journal \
-         shows it). A success whose text reads like a failure is a warning. Fix: set isError: true \
-         whenever the operation did not do what was asked, and say what failed.";
+         shows it). A success whose text reads like a failure is a warning. The same holds for \
+         resources/read and prompts/get whose handlers call the upstream: an empty contents or \
+         messages array under a failed upstream is a masked error (they answer a JSON-RPC error \
+         instead). Fix: set isError: true whenever the operation did not do what was asked, and \
+         say what failed.";
     UNACTIONABLE_ERROR = "MC203", "unactionable-error", "server/tools#error-handling",
         "An error result says what failed and whether trying again can help.",
         "A tool error is for the model to act on. 'Error: failed' gives it nothing; raw exception \
@@ -396,8 +399,11 @@ catalog! {
          logging/setLevel (debug, info, notice, warning, error, critical, alert, emergency). An \
          invalid level SHOULD get -32602; accepting it silently leaves the client believing a \
          level it never set, and rejecting a valid one breaks every client that sets it. \
-         2026-07-28 removes logging/setLevel (the level travels in each request's _meta). Fix: \
-         validate the level against the eight names. Severity: a warning (SHOULD).";
+         2026-07-28 removes logging/setLevel: the level travels in each request's \
+         _meta[\"io.modelcontextprotocol/logLevel\"], and a server MUST NOT send \
+         notifications/message for a request without it (a violation). Fix: validate the level \
+         against the eight names; in 2026-07-28 log only for requests that ask. Severity: a \
+         warning (SHOULD), a violation for the 2026-07-28 MUST NOT.";
     CAPABILITY_GATING = "MC706", "capability-gating", "basic/lifecycle#capability-negotiation",
         "A request for a feature the server did not advertise is answered with -32601 (method not found).",
         "Capabilities say what a server offers; a method behind a capability the server did not \
@@ -405,8 +411,10 @@ catalog! {
          method it does not implement, and the spec documents -32601 for it (MethodNotFoundError \
          in the 2026-07-28 schema; \"Capability not supported\" on the completion page). Clients \
          probe optional features this way and branch on the code; a -32603 reads as a crash. \
-         Fix: answer methods of unadvertised features like unknown methods. Severity: a warning \
-         (the text gives no MUST).";
+         Fix: answer methods of unadvertised features like unknown methods. The other way \
+         round, a server advertising resources.subscribe (up to 2025-11-25) serves \
+         resources/subscribe and unsubscribe of its own resources. Severity: a warning (the \
+         text gives no MUST).";
 }
 
 /// Looks an invariant up by code (`MC101`) or name (`wrong-error-code`), case-insensitively.
