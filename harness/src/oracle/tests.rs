@@ -581,3 +581,47 @@ fn a_request_with_a_meta_that_is_not_an_object_is_an_invalid_request() {
     ex.outcome = Outcome::Answered { index: 0 };
     assert!(judge(&ctx, &ex).is_empty(), "{:?}", judge(&ctx, &ex));
 }
+
+/// A batch answered without an error for its invalid element: a violation where the version
+/// defines batches (2025-03-26), a warning where it does not (2025-11-25), since the spec then
+/// owes a batch nothing in particular.
+#[test]
+fn an_incomplete_batch_answer_is_a_warning_where_batches_are_undefined() {
+    let judged = |version: ProtocolVersion| {
+        let ctx = Context::bare(version);
+        let mut ex = unanswered_wire_ping(0);
+        let id = RequestId::from(1);
+        ex.sent = br#"["",{"jsonrpc":"2.0","id":1,"method":"ping"}]"#.to_vec();
+        ex.sent.push(b'\n');
+        if let Probe::Wire { expected, .. } = &mut ex.probe {
+            *expected = super::wire_answer::Expected::Batch {
+                items: vec![
+                    super::wire_answer::Expected::Error(None),
+                    super::wire_answer::Expected::Response(id.clone()),
+                ],
+                may_reject: !version.rules().batches,
+            };
+        }
+        let answer =
+            serde_json::to_vec(&json!([{"jsonrpc": "2.0", "id": 1, "result": {}}])).unwrap();
+        ex.received = vec![Received {
+            at_ms: 1,
+            item: ReceivedItem::Frame(Frame::new(answer)),
+        }];
+        judge(&ctx, &ex)
+            .into_iter()
+            .map(|f| (f.invariant, f.severity))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        judged(ProtocolVersion::V2025_03_26),
+        [(
+            "wire-answer".to_owned(),
+            crate::finding::Severity::Violation
+        )]
+    );
+    assert_eq!(
+        judged(ProtocolVersion::V2025_11_25),
+        [("wire-answer".to_owned(), crate::finding::Severity::Warning)]
+    );
+}

@@ -505,6 +505,15 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 }
                 (&WIRE_ANSWER, Severity::Warning)
             }
+            // A batch where the negotiated version does not define batches (2025-06-18 on):
+            // the spec owes it nothing in particular, so an answer JSON-RPC 2.0 would call
+            // incomplete is a warning; dying or hanging on it is judged elsewhere.
+            (
+                Expected::Batch {
+                    may_reject: true, ..
+                },
+                _,
+            ) => (&WIRE_ANSWER, Severity::Warning),
             _ => (&WIRE_ANSWER, Severity::Violation),
         }
     };

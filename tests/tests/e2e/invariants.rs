@@ -160,9 +160,9 @@ const CASES: &[Case] = &[
 
 fn check(case: &Case) {
     let command = fixture_command(&[case.flaw]);
-    // The transport-chaos probes have their own tests.
-    // The transport-chaos probes and the generated phase have their own tests; these flaws are
-    // judged under the handshake protocol their fixture behaviour is written for.
+    // The transport-chaos probes, the generated phase and the wire phase have their own
+    // tests; these flaws are judged under the handshake protocol their fixture behaviour is
+    // written for.
     let mut args = vec![
         "run",
         "--stdio",
@@ -171,6 +171,8 @@ fn check(case: &Case) {
         "2000",
         "--skip-chaos",
         "--skip-generated",
+        "--wire-cases",
+        "0",
     ];
     if !case.extra.contains(&"--protocol-version") {
         args.extend(["--protocol-version", "2025-11-25"]);
