@@ -9,6 +9,19 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// The eight log levels (RFC 5424 severities), least severe first: the
+/// values of `LoggingLevel` in every schema version (server/utilities/logging).
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
+
 /// A released MCP protocol version, oldest first (so `<` means "older than").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProtocolVersion {

@@ -57,17 +57,8 @@ pub const UNKNOWN_PROMPT: &str = "mcp_chaos_no_such_prompt";
 pub const INVALID_CURSOR: &str = "mcp-chaos-invalid-cursor";
 /// The level sent as one that is none of the eight.
 pub const INVALID_LEVEL: &str = "mcp-chaos-verbose";
-/// The eight log levels (RFC 5424 severities), least severe first.
-pub const LOG_LEVELS: [&str; 8] = [
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-];
+/// The eight log levels, from the protocol module's one list.
+pub use crate::protocol::LOG_LEVELS;
 /// The hostile value of every argument of a hostile `prompts/get`: a NUL, quotes, template and
 /// markup syntax, SQL and a right-to-left override.
 pub const HOSTILE_VALUE: &str =
