@@ -289,11 +289,14 @@ impl Campaign<'_> {
         let mut fatal: std::collections::HashSet<String> = std::collections::HashSet::new();
         let http = matches!(self.server, super::ServerSpec::Http(_));
         let selected: Vec<String> = self.plan.calls.iter().map(|(n, _)| n.clone()).collect();
+        // Every tool the server listed: the selected ones (`plan.tools`) and the ones the
+        // tool selection left out, which no frame may call.
         let listed: Vec<String> = self
             .plan
             .tools
             .iter()
             .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
+            .chain(self.summary.skipped_tools.iter().map(|s| s.tool.clone()))
             .collect();
         let calls_allowed = self.config.tool_calls;
         let mut case = 0;

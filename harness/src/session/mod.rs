@@ -1026,7 +1026,8 @@ impl Session {
         if !requested.rules().handshake {
             // The stateless headers go out with server/discover itself.
             self.transport.set_protocol_version(requested);
-            let ex = self.discover().await;
+            let mut ex = self.discover().await;
+            self.await_exit_status(&mut ex).await;
             let negotiated = match read_discover(&ex, requested, self.stderr_tail()) {
                 Ok(negotiated) => negotiated,
                 Err(e) => {
@@ -1038,7 +1039,8 @@ impl Session {
             self.transport.set_protocol_version(negotiated.version);
             return Ok((vec![ex], negotiated));
         }
-        let ex = self.initialize_with(requested.as_str()).await;
+        let mut ex = self.initialize_with(requested.as_str()).await;
+        self.await_exit_status(&mut ex).await;
         let negotiated = match read_initialize(&ex, requested, self.stderr_tail()) {
             Ok(negotiated) => negotiated,
             Err(e) => {
@@ -1052,6 +1054,20 @@ impl Session {
             .notify(Probe::Initialized, "notifications/initialized", None)
             .await;
         Ok((vec![ex, initialized], negotiated))
+    }
+
+    /// A handshake whose request could not be written, or whose server closed its stdout,
+    /// before the server's exit was seen: waits up to 1 s for the exit, so that the error
+    /// says how the server exited (its exit code) rather than only "broken pipe" or "closed
+    /// stdout", whichever the race between the pipe and the exit status gave.
+    async fn await_exit_status(&mut self, ex: &mut Exchange) {
+        let unseen = ex.exited().is_none()
+            && matches!(ex.outcome, Outcome::SendFailed(_) | Outcome::Gone(None));
+        if unseen
+            && let Some(status) = self.transport.wait_exit(Duration::from_secs(1)).await
+        {
+            ex.outcome = Outcome::Gone(Some(status));
+        }
     }
 
     /// The exchanges of the handshake (`initialize` or `server/discover`) whose failure

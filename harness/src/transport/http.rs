@@ -470,6 +470,15 @@ impl HttpTransport {
         self.process.as_ref().and_then(ServerProcess::has_exited)
     }
 
+    /// Waits up to `within` for the started server to exit; how it exited, or `None` (also
+    /// when mcp-chaos did not start it).
+    pub async fn wait_exit(&self, within: std::time::Duration) -> Option<ExitKind> {
+        match &self.process {
+            Some(process) => process.wait_exit(within).await,
+            None => None,
+        }
+    }
+
     /// Ends the session with `DELETE` (when there is one), drops requests in flight, and stops
     /// the server process if mcp-chaos started it.
     pub async fn shutdown(mut self) -> ShutdownOutcome {

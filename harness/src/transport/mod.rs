@@ -355,6 +355,15 @@ impl Transport {
         }
     }
 
+    /// Waits up to `within` for the server process to exit; how it exited, or `None` (still
+    /// running, or an HTTP server mcp-chaos did not start).
+    pub async fn wait_exit(&self, within: std::time::Duration) -> Option<ExitKind> {
+        match self {
+            Transport::Stdio(t) => t.wait_exit(within).await,
+            Transport::Http(t) => t.wait_exit(within).await,
+        }
+    }
+
     /// Ends the connection the way the spec asks (stdio: close stdin, wait, SIGTERM, SIGKILL on
     /// the whole process group) and returns how the server ended.
     pub async fn shutdown(self) -> ShutdownOutcome {

@@ -257,6 +257,14 @@ impl StdioTransport {
         self.process.as_ref().and_then(ServerProcess::has_exited)
     }
 
+    /// Waits up to `within` for the server to exit; how it exited, or `None`.
+    pub async fn wait_exit(&self, within: std::time::Duration) -> Option<ExitKind> {
+        match &self.process {
+            Some(process) => process.wait_exit(within).await,
+            None => None,
+        }
+    }
+
     /// Shuts the server down: close stdin, wait, SIGTERM the process group, wait, SIGKILL the
     /// group (see [`ServerProcess::shutdown`]).
     pub async fn shutdown(mut self) -> ShutdownOutcome {
