@@ -982,6 +982,7 @@ impl<'a> Campaign<'a> {
             reach: reach::ReachTable::default(),
             eof_ignored: false,
             sent_seq: 0,
+            failed_methods: std::collections::HashSet::new(),
         })
     }
 
@@ -1111,6 +1112,25 @@ struct Campaign<'a> {
     eof_ignored: bool,
     /// How many generated cases the scheduler has sent (their order, see [`scheduler`]).
     sent_seq: u64,
+    /// The requests whose well-formed form the server already failed on (died or stopped
+    /// answering after it), as [`method_key`]s: the wire phase skips frames calling them,
+    /// whose failure would be the method's, not the frame's (each would cost a restart and a
+    /// shrink that only rediscovers it).
+    failed_methods: std::collections::HashSet<String>,
+}
+
+/// The key of a request in [`Campaign::failed_methods`]: its method, and for `tools/call` the
+/// tool's name too (`"tools/call echo"`); `None` for a frame that is not one JSON-RPC request
+/// or notification with a string method.
+fn method_key(frame: &[u8]) -> Option<String> {
+    let value: Value = serde_json::from_slice(frame).ok()?;
+    let method = value.get("method")?.as_str()?;
+    if method == "tools/call" {
+        let name = value.get("params")?.get("name")?.as_str()?;
+        Some(format!("tools/call {name}"))
+    } else {
+        Some(method.to_owned())
+    }
 }
 
 /// A key for a `tools/call` of `tool` with `arguments` (a hash of both; the arguments as

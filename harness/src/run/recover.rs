@@ -51,6 +51,11 @@ impl Campaign<'_> {
         previous: &Exchange,
         ping: &Exchange,
     ) -> bool {
+        if !matches!(previous.probe, Probe::Wire { .. })
+            && let Some(key) = super::method_key(&previous.sent)
+        {
+            self.failed_methods.insert(key);
+        }
         if !self.restart(reason).await {
             return false;
         }
