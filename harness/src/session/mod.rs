@@ -1063,9 +1063,7 @@ impl Session {
     async fn await_exit_status(&mut self, ex: &mut Exchange) {
         let unseen = ex.exited().is_none()
             && matches!(ex.outcome, Outcome::SendFailed(_) | Outcome::Gone(None));
-        if unseen
-            && let Some(status) = self.transport.wait_exit(Duration::from_secs(1)).await
-        {
+        if unseen && let Some(status) = self.transport.wait_exit(Duration::from_secs(1)).await {
             ex.outcome = Outcome::Gone(Some(status));
         }
     }
