@@ -1124,9 +1124,14 @@ struct Campaign<'a> {
 /// or notification with a string method.
 fn method_key(frame: &[u8]) -> Option<String> {
     let value: Value = serde_json::from_slice(frame).ok()?;
-    let method = value.get("method")?.as_str()?;
+    method_key_of(value.get("method")?.as_str()?, value.get("params"))
+}
+
+/// [`method_key`] of a request with `method` and `params`: `None` for a `tools/call` without
+/// a string `params.name`.
+fn method_key_of(method: &str, params: Option<&Value>) -> Option<String> {
     if method == "tools/call" {
-        let name = value.get("params")?.get("name")?.as_str()?;
+        let name = params?.get("name")?.as_str()?;
         Some(format!("tools/call {name}"))
     } else {
         Some(method.to_owned())

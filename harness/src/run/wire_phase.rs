@@ -341,16 +341,8 @@ impl Campaign<'_> {
             }
             let what = request.describe();
             let failed_method = calls(&request.message).any(|c| {
-                let key = match c.method {
-                    crate::fuzz::Method::ToolsCall => c
-                        .params
-                        .as_ref()
-                        .and_then(|p| p.get("name"))
-                        .and_then(Value::as_str)
-                        .map(|name| format!("tools/call {name}")),
-                    _ => Some(c.method.as_str().to_owned()),
-                };
-                key.is_some_and(|k| self.failed_methods.contains(&k))
+                super::method_key_of(c.method.as_str(), c.params.as_ref())
+                    .is_some_and(|k| self.failed_methods.contains(&k))
             });
             if failed_method || fatal.contains(crate::fuzz::kind_of(&what)) {
                 summary.skipped += 1;
