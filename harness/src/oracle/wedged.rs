@@ -45,9 +45,17 @@ impl Stall {
     }
 
     /// Whether `self` and `other` are the same way of wedging (the ids or parse errors
-    /// themselves may differ).
+    /// themselves may differ). [`Stall::Silent`] and [`Stall::Unreadable`] are one way: a
+    /// server flooding stdout with garbage sends no answer either way, and whether a garbage
+    /// line is recorded as an unreadable frame or counted as stdout noise and discarded
+    /// unread depends on its first bytes, so the same flood is one or the other by chance.
     fn same_as(&self, other: &Stall) -> bool {
-        std::mem::discriminant(self) == std::mem::discriminant(other)
+        let class = |s: &Stall| match s {
+            Stall::Silent | Stall::Unreadable(_) => 0,
+            Stall::WrongIds(_) => 1,
+            Stall::ClosedStdout => 2,
+        };
+        class(self) == class(other)
     }
 }
 
@@ -279,5 +287,20 @@ mod tests {
         let silent = ping(vec![], Outcome::NoAnswer);
         let closed = ping(vec![ReceivedItem::Closed], Outcome::Gone(None));
         assert_eq!(judge(&tools_list(), &silent, &closed), None);
+        let wrong = ping(
+            vec![frame(br#"{"jsonrpc":"2.0","id":1000003,"result":{}}"#)],
+            Outcome::NoAnswer,
+        );
+        assert_eq!(judge(&tools_list(), &silent, &wrong), None);
+    }
+
+    /// random_bytes.py --after-init: the same flood of garbage makes one ping's window hold
+    /// only lines discarded as stdout noise (silent) and the next one an unreadable frame.
+    #[test]
+    fn a_garbage_flood_is_one_wedge_whether_a_window_held_noise_or_an_unreadable_frame() {
+        let silent = ping(vec![], Outcome::NoAnswer);
+        let garbage = ping(vec![frame(b"[\xff\x00garbage")], Outcome::NoAnswer);
+        assert!(judge(&tools_list(), &silent, &garbage).is_some());
+        assert!(judge(&tools_list(), &garbage, &silent).is_some());
     }
 }

@@ -419,9 +419,10 @@ impl Campaign<'_> {
         }
         let session = self.session.as_mut()?;
         let id = session.next_id();
-        let padding = "x".repeat(bytes.saturating_sub(200));
-        let frame =
-            session.liveness_frame(&id, Some(json!({"_meta": {"mcp-chaos/padding": padding}})));
+        let frame = padded(
+            session.liveness_frame(&id, Some(json!({"_meta": {PADDING_KEY: ""}}))),
+            bytes.saturating_sub(200),
+        );
         let window = session.config().timeout;
         let exchanges = session
             .send_many(
@@ -463,5 +464,52 @@ fn answer_ms(ex: &Exchange) -> Option<u64> {
     match ex.outcome {
         Outcome::Answered { index } => ex.received.get(index).map(|r| r.at_ms),
         _ => None,
+    }
+}
+
+/// The `_meta` member that carries a large request's padding.
+const PADDING_KEY: &str = "mcp-chaos/padding";
+
+/// `frame` (a serialized request whose `_meta` holds `PADDING_KEY: ""`) with `pad` bytes of
+/// `x` written into that empty string, built in one allocation of the final size: a 16 MiB
+/// request costs 16 MiB, not a padding `String`, a `Value` and a doubling serializer buffer.
+/// A frame without the key is returned unchanged.
+fn padded(frame: Vec<u8>, pad: usize) -> Vec<u8> {
+    let marker = format!("\"{PADDING_KEY}\":\"\"");
+    let Some(at) = frame
+        .windows(marker.len())
+        .position(|w| w == marker.as_bytes())
+    else {
+        return frame;
+    };
+    let split = at + marker.len() - 1;
+    let mut out = Vec::with_capacity(frame.len() + pad);
+    out.extend_from_slice(&frame[..split]);
+    out.resize(split + pad, b'x');
+    out.extend_from_slice(&frame[split..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_padded_frame_is_the_same_request_with_the_padding_written_in() {
+        let id = crate::wire::RequestId::from(7);
+        let frame = crate::wire::to_line(&crate::wire::request(
+            &id,
+            "ping",
+            Some(json!({"_meta": {PADDING_KEY: ""}})),
+        ));
+        let big = padded(frame.clone(), 1000);
+        assert_eq!(big.len(), frame.len() + 1000);
+        assert_eq!(big.capacity(), big.len());
+        let value: serde_json::Value = serde_json::from_slice(&big).unwrap();
+        assert_eq!(value["params"]["_meta"][PADDING_KEY], "x".repeat(1000));
+        assert_eq!(value["method"], "ping");
+        assert!(big.ends_with(b"\n"));
+        let plain = crate::wire::to_line(&crate::wire::request(&id, "ping", None));
+        assert_eq!(padded(plain.clone(), 1000), plain);
     }
 }
