@@ -625,3 +625,28 @@ fn an_incomplete_batch_answer_is_a_warning_where_batches_are_undefined() {
         [("wire-answer".to_owned(), crate::finding::Severity::Warning)]
     );
 }
+
+/// A notification that also carries `result` or `error` is owed nothing (read by its
+/// `method`) or one error with id null (read strictly as an invalid request); the same frame
+/// with an id is owed an error with that id. Dropping the id-less one is no finding.
+#[test]
+fn a_notification_with_response_members_may_be_dropped_or_rejected() {
+    use super::wire_answer::Expected;
+    let v = ProtocolVersion::V2025_11_25;
+    for member in [r#""result":{}"#, r#""error":{"code":1,"message":"m"}"#] {
+        let frame = format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"t","progress":1}},{member}}}"#
+        );
+        let expected = Expected::of_frame(frame.as_bytes(), v);
+        assert!(expected.accepts_nothing(), "{member}: {expected}");
+        let null_error = br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#;
+        assert!(expected.check(&[null_error]).is_ok(), "{member}");
+        let success = br#"{"jsonrpc":"2.0","id":null,"result":{}}"#;
+        assert!(expected.check(&[success]).is_err(), "{member}");
+
+        let with_id = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"ping",{member}}}"#);
+        let owed = Expected::of_frame(with_id.as_bytes(), v);
+        assert_eq!(owed, Expected::Error(Some(RequestId::from(5))), "{member}");
+        assert!(!owed.accepts_nothing(), "{member}");
+    }
+}

@@ -157,6 +157,14 @@ impl Expected {
             },
             Err(WireError::Empty) => Expected::Blank,
             Err(WireError::TooDeep { .. }) => Expected::Unread,
+            // `method` beside `result` or `error`, and no `id`: read by its `method` it is a
+            // notification, owed nothing; read strictly it is an invalid request, owed an
+            // error with id null (JSON-RPC 2.0 §4.1, §5). The spec picks neither reading.
+            Err(WireError::MethodWithResponseMembers)
+                if serde_json::from_slice::<Value>(frame).is_ok_and(|v| v.get("id").is_none()) =>
+            {
+                Expected::AnyOf(vec![Expected::Nothing, Expected::Error(None)])
+            }
             Err(e) if e.is_json() => Expected::Error(
                 serde_json::from_slice::<Value>(frame)
                     .ok()
