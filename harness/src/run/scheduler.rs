@@ -30,11 +30,7 @@ use crate::oracle;
 use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
 use crate::wire::{Message, RequestId, ResponseId};
 
-/// Requests outstanding at once by default (`--in-flight`): still 1. With 8, server-everything
-/// keeps the same findings on the nightly seed, but on other seeds a call of
-/// trigger-long-running-operation (`{"steps": 5}`, 10 s) sent last in the phase got no
-/// progress and no answer within its 10 s deadline (a no-response violation the serial phase
-/// does not give); not yet understood.
+/// Requests outstanding at once by default (`--in-flight`).
 pub const DEFAULT_IN_FLIGHT: usize = 1;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
@@ -111,6 +107,16 @@ struct Flight {
     answered: Option<usize>,
     http_done: bool,
     outcome: Option<Outcome>,
+}
+
+impl Flight {
+    /// Progress for this call came at `at`: the deadline moves to one timeout after it, up to
+    /// the call's cap (never earlier than it was).
+    fn progressed(&mut self, at: Instant) {
+        let extended = at + self.timeout;
+        self.at_cap = self.capped && extended >= self.hard;
+        self.deadline = extended.min(self.hard).max(self.deadline);
+    }
 }
 
 /// A call answered, remembered for a while to recognise a second answer with its id.
@@ -292,6 +298,16 @@ impl Campaign<'_> {
             let quiet = item.is_none();
             if let Some(item) = item {
                 route(&mut flights, item, now, session.is_stdio());
+            }
+            // Progress left out of the record (past the keep budget, while another call
+            // floods) still extends its call's deadline.
+            for (token, at) in session.take_progress_heard() {
+                if let Some(f) = flights
+                    .iter_mut()
+                    .find(|f| f.outcome.is_none() && f.token == token)
+                {
+                    f.progressed(at);
+                }
             }
             // Deadlines are checked after every item, not only when nothing came: a steady
             // stream (another call's progress, a flood) must not keep a call open past its
@@ -1101,10 +1117,7 @@ fn route(flights: &mut [Flight], item: ReceivedItem, now: Instant, stdio: bool) 
     };
     f.received.push(Received { at_ms: at(f), item });
     if progress {
-        // Progress extends the deadline by one timeout, up to the call's cap.
-        let extended = now + f.timeout;
-        f.at_cap = f.capped && extended >= f.hard;
-        f.deadline = extended.min(f.hard).max(f.deadline);
+        f.progressed(now);
     }
     if answers {
         f.answered = Some(index);

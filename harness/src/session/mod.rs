@@ -194,7 +194,15 @@ pub struct Session {
     /// The smoothed round trip of the server's liveness answers (fences, liveness probes),
     /// once one was measured: the fence grace scales with it.
     rtt: Option<Duration>,
+    /// Progress the recording dropped (past an exchange's keep budget, or in a flood): each
+    /// string `progressToken` with when its latest such notification came, at most
+    /// [`PROGRESS_HEARD_MAX`] tokens. Dropped from the record, progress still extends its
+    /// request's deadline (see [`Session::take_progress_heard`]).
+    progress_heard: Vec<(String, Instant)>,
 }
+
+/// Tokens remembered in [`Session::take_progress_heard`]'s list (the oldest goes first).
+pub const PROGRESS_HEARD_MAX: usize = 64;
 
 impl Session {
     /// A session over `transport`; nothing is sent yet.
@@ -212,6 +220,7 @@ impl Session {
             skipping: None,
             skipped_counted: 0,
             rtt: None,
+            progress_heard: Vec::new(),
         }
     }
 
@@ -725,6 +734,14 @@ impl Session {
                 continue;
             }
             let Some(item) = self.absorb(event).await else {
+                // Progress past the keep budget is not recorded, but still extends the wait.
+                if let Some(token) = &progress_token
+                    && let Some(at) = self.progress_heard_for(token)
+                {
+                    let extended = at + self.config.timeout;
+                    at_cap = capped && extended >= hard_deadline;
+                    deadline = extended.min(hard_deadline).max(deadline);
+                }
                 continue;
             };
             let index = received.len();
@@ -748,7 +765,7 @@ impl Session {
             {
                 let extended = Instant::now() + self.config.timeout;
                 at_cap = capped && extended >= hard_deadline;
-                deadline = extended.min(hard_deadline);
+                deadline = extended.min(hard_deadline).max(deadline);
             }
             let mismatched = matches!(expect, Expect::Response { .. })
                 && !answers
@@ -830,6 +847,34 @@ impl Session {
         }
     }
 
+    /// Remembers that progress for `token` came at `at` though it was not recorded.
+    fn heard_progress(&mut self, token: &str, at: Instant) {
+        if let Some(entry) = self.progress_heard.iter_mut().find(|(t, _)| t == token) {
+            entry.1 = at;
+            return;
+        }
+        if self.progress_heard.len() >= PROGRESS_HEARD_MAX {
+            self.progress_heard.remove(0);
+        }
+        self.progress_heard.push((token.to_owned(), at));
+    }
+
+    /// When the latest unrecorded progress for `token` came, if any came since the last ask
+    /// (the entry is taken).
+    fn progress_heard_for(&mut self, token: &str) -> Option<Instant> {
+        let i = self.progress_heard.iter().position(|(t, _)| t == token)?;
+        Some(self.progress_heard.swap_remove(i).1)
+    }
+
+    /// The progress notifications left out of the record since the last call (past an
+    /// exchange's keep budget of [`flood::KEPT_PER_EXCHANGE`] unsolicited messages, or in a
+    /// flood): each string `progressToken` with when its latest one came. The case scheduler
+    /// extends the deadlines of its requests in flight by them, as by recorded progress: a
+    /// call that keeps reporting progress while another floods is not cut as unanswered.
+    pub fn take_progress_heard(&mut self) -> Vec<(String, Instant)> {
+        std::mem::take(&mut self.progress_heard)
+    }
+
     /// Turns a transport event into a received item, answering server-to-client requests on
     /// the way. Returns `None` for nothing worth recording.
     pub(crate) async fn absorb(&mut self, event: TransportEvent) -> Option<ReceivedItem> {
@@ -875,6 +920,15 @@ impl Session {
                         let (keep, flood) =
                             self.flood
                                 .notification(n.method(), token.as_deref(), &frame.raw, now);
+                        if (!keep || flood.is_some())
+                            && let Some(token) = n
+                                .params()
+                                .and_then(|p| p.get("progressToken"))
+                                .and_then(Value::as_str)
+                                .filter(|_| n.method() == "notifications/progress")
+                        {
+                            self.heard_progress(token, now);
+                        }
                         // Progress lines are never dropped unparsed: other calls in flight
                         // need theirs, which extend their deadlines.
                         if self.skipping.is_none()
@@ -1391,17 +1445,95 @@ os.write(1, json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {}}).encode
 sys.stdin.buffer.read()
 "#;
 
+    /// A server that answers a `tools/call` after 1.6 s of progress: 400 notifications at
+    /// once (past the keep budget of one exchange), then one every 100 ms, then the answer.
+    /// Every request after it is answered at once.
+    const PROGRESS_BURST_THEN_STEADY: &str = r#"
+import json, sys, time
+def out(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    req = json.loads(line)
+    if "id" not in req:
+        continue
+    if req.get("method") == "tools/call":
+        token = req["params"]["_meta"]["progressToken"]
+        note = lambda n: {"jsonrpc": "2.0", "method": "notifications/progress",
+                          "params": {"progressToken": token, "progress": n}}
+        sys.stdout.write("".join(json.dumps(note(n)) + "\n" for n in range(400)))
+        sys.stdout.flush()
+        for n in range(16):
+            time.sleep(0.1)
+            out(note(400 + n))
+    out({"jsonrpc": "2.0", "id": req["id"], "result": {"content": []}})
+"#;
+
+    /// Progress left out of the record (past the keep budget) still extends the deadline: a
+    /// call that reports progress for 1.6 s with a 1 s timeout is answered, not cut, in an
+    /// exchange of its own and as a request in flight of the case scheduler.
+    #[tokio::test]
+    async fn progress_past_the_keep_budget_still_extends_the_deadline() {
+        let mut s = session_with(PROGRESS_BURST_THEN_STEADY, Duration::from_secs(1));
+        let ex = s
+            .call_tool_within(Probe::ToolsList, "slow", &json!({}), Duration::from_secs(3))
+            .await;
+        assert!(
+            matches!(ex.outcome, Outcome::Answered { .. }),
+            "{:?} after {:?}",
+            ex.outcome,
+            ex.elapsed
+        );
+        assert!(
+            ex.elapsed >= Duration::from_millis(1500),
+            "{:?}",
+            ex.elapsed
+        );
+        assert!(ex.received.len() <= flood::KEPT_PER_EXCHANGE + 3);
+
+        // Submitted without waiting: what the recording left out is handed to the caller.
+        s.begin_batch();
+        let id = s.next_id();
+        let token = format!("mcp-chaos-{id}");
+        s.submit(&s.call_frame(&id, "slow", &json!({})))
+            .await
+            .expect("written");
+        let until = Instant::now() + Duration::from_secs(4);
+        let mut recorded = 0;
+        let mut heard_late = false;
+        loop {
+            let item = s.pull(until).await;
+            heard_late |= s
+                .take_progress_heard()
+                .iter()
+                .any(|(t, at)| *t == token && at.elapsed() < Duration::from_millis(300));
+            match item {
+                Some(ReceivedItem::Frame(f)) if matches!(&f.message, Ok(Message::Response(_))) => {
+                    break;
+                }
+                Some(_) => recorded += 1,
+                None => panic!("no answer in 4 s"),
+            }
+        }
+        assert!(recorded <= flood::KEPT_PER_EXCHANGE, "{recorded} recorded");
+        assert!(
+            heard_late,
+            "no unrecorded progress handed over near the answer"
+        );
+        s.shutdown().await;
+    }
+
     fn session(script: &str) -> Session {
+        session_with(script, Duration::from_secs(20))
+    }
+
+    fn session_with(script: &str, timeout: Duration) -> Session {
         let mut config = StdioConfig::new("python3", vec!["-c".into(), script.into()]);
         config.eof_grace = Duration::from_millis(500);
         config.term_grace = Duration::from_millis(500);
         let transport = Transport::Stdio(StdioTransport::spawn(config).expect("python3 starts"));
         Session::new(
             transport,
-            ClientConfig::new(
-                ProtocolVersion::LATEST_WITH_INITIALIZE,
-                Duration::from_secs(20),
-            ),
+            ClientConfig::new(ProtocolVersion::LATEST_WITH_INITIALIZE, timeout),
         )
     }
 
