@@ -892,16 +892,8 @@ fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
         eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
         return exit::INTERNAL;
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
-            return exit::INTERNAL;
-        }
+    let Some(runtime) = runtime() else {
+        return exit::INTERNAL;
     };
     runtime.block_on(async {
         let mut progress = report::terminal::Progress::new(quiet);
@@ -1077,16 +1069,8 @@ fn replay(args: &ReplayArgs) -> i32 {
     };
     let secrets = server.redactions();
     let redact = |s: &str| crate::oracle::leaks::redact(s, &secrets);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
-            return exit::INTERNAL;
-        }
+    let Some(runtime) = runtime() else {
+        return exit::INTERNAL;
     };
     println!(
         "replaying {} {} on {} (protocol {}): tools/call {} {}{}",
@@ -1322,16 +1306,8 @@ fn scenario(args: &ScenarioArgs) -> i32 {
         replays: args.replays.clone(),
         self_exe,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
-            return exit::INTERNAL;
-        }
+    let Some(runtime) = runtime() else {
+        return exit::INTERNAL;
     };
     let progress = report::suite::SuiteProgress::new(scenarios.len(), args.quiet);
     let outputs = SuiteOutputs {
@@ -1566,4 +1542,21 @@ fn textwrap(text: &str, width: usize) -> String {
         line += word.len();
     }
     out
+}
+
+/// The async runtime of a command: two worker threads (the campaign is I/O-bound; its
+/// transport readers and writers are tasks). `None`, with the reason on stderr, when it
+/// cannot start.
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Some(rt),
+        Err(e) => {
+            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
+            None
+        }
+    }
 }

@@ -989,10 +989,10 @@ impl Message {
     }
 }
 
-impl<'a> Arbitrary<'a> for Request {
-    fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
-        let version = *u.choose(&ProtocolVersion::ALL)?;
-        let message = if one_in(u, 16)? {
+impl Message {
+    /// One call, or one time in sixteen a batch of one to four, under `version`.
+    fn arbitrary_for(u: &mut Unstructured<'_>, version: ProtocolVersion) -> Result<Message> {
+        Ok(if one_in(u, 16)? {
             let n = u.int_in_range(1..=4)?;
             Message::Batch(
                 (0..n)
@@ -1001,7 +1001,14 @@ impl<'a> Arbitrary<'a> for Request {
             )
         } else {
             Message::One(Call::arbitrary_for(u, version)?)
-        };
+        })
+    }
+}
+
+impl<'a> Arbitrary<'a> for Request {
+    fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
+        let version = *u.choose(&ProtocolVersion::ALL)?;
+        let message = Message::arbitrary_for(u, version)?;
         let near_miss = if one_in(u, 4)? {
             Some(NearMiss::arbitrary(u)?)
         } else {
@@ -1030,16 +1037,7 @@ impl Request {
     /// [`NearMiss`] as drawn by [`Arbitrary`]: the two that most often kill a live server come
     /// up within a few dozen frames. Huge strings are at most 64 KiB.
     pub fn live(u: &mut Unstructured<'_>, version: ProtocolVersion) -> Result<Request> {
-        let message = if one_in(u, 16)? {
-            let n = u.int_in_range(1..=4)?;
-            Message::Batch(
-                (0..n)
-                    .map(|_| Call::arbitrary_for(u, version))
-                    .collect::<Result<_>>()?,
-            )
-        } else {
-            Message::One(Call::arbitrary_for(u, version)?)
-        };
+        let message = Message::arbitrary_for(u, version)?;
         let near_miss = if bool::arbitrary(u)? {
             Some(match u.int_in_range(0..=3u8)? {
                 0 => NearMiss::InvalidUtf8 {
