@@ -644,6 +644,21 @@ fn a_notification_with_response_members_may_be_dropped_or_rejected() {
         let success = br#"{"jsonrpc":"2.0","id":null,"result":{}}"#;
         assert!(expected.check(&[success]).is_err(), "{member}");
 
+        // As a batch element beside a request: the batch answer holds the request's
+        // response, with or without an error of id null for the element.
+        let batch = format!(r#"[{frame},{{"jsonrpc":"2.0","id":7,"method":"ping"}}]"#);
+        let expected = Expected::of_frame(batch.as_bytes(), v);
+        let pong = r#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+        let null = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#;
+        for answer in [format!("[{pong}]"), format!("[{pong},{null}]")] {
+            assert!(
+                expected.check(&[answer.as_bytes()]).is_ok(),
+                "{member}: {answer}"
+            );
+        }
+        let twice = format!("[{pong},{null},{null}]");
+        assert!(expected.check(&[twice.as_bytes()]).is_err(), "{member}");
+
         let with_id = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"ping",{member}}}"#);
         let owed = Expected::of_frame(with_id.as_bytes(), v);
         assert_eq!(owed, Expected::Error(Some(RequestId::from(5))), "{member}");

@@ -91,6 +91,20 @@ fn readable_id(value: &Value) -> Option<RequestId> {
     }
 }
 
+/// What a frame (or batch element) `raw` that is not a valid message is owed: one error with
+/// the id it carries when that can be read (JSON-RPC 2.0 §5). But an object with a string
+/// `method` and no `id` (spoilt by `params` of another type, `result` or `error` beside the
+/// method, a wrong `jsonrpc`): read by its `method` it is a notification, owed nothing
+/// (§4.1: a notification's errors are not reported); read strictly it is an invalid
+/// request, owed an error with id null (§5). The spec picks neither reading, so either is
+/// accepted.
+fn invalid(raw: &Value) -> Expected {
+    if raw.get("method").is_some_and(Value::is_string) && raw.get("id").is_none() {
+        return Expected::AnyOf(vec![Expected::Nothing, Expected::Error(None)]);
+    }
+    Expected::Error(readable_id(raw))
+}
+
 fn owed(request: &wire::Request) -> Expected {
     if request.method() == "subscriptions/listen" {
         Expected::MaybeResponse(request.id().clone())
@@ -150,26 +164,15 @@ impl Expected {
                     .map(|item| match item {
                         BatchItem::Valid(wire::Message::Request(r)) => owed(r),
                         BatchItem::Valid(_) => Expected::Nothing,
-                        BatchItem::Invalid { raw, .. } => Expected::Error(readable_id(raw)),
+                        BatchItem::Invalid { raw, .. } => invalid(raw),
                     })
                     .collect(),
                 may_reject: !version.rules().batches,
             },
             Err(WireError::Empty) => Expected::Blank,
             Err(WireError::TooDeep { .. }) => Expected::Unread,
-            // `method` beside `result` or `error`, and no `id`: read by its `method` it is a
-            // notification, owed nothing; read strictly it is an invalid request, owed an
-            // error with id null (JSON-RPC 2.0 §4.1, §5). The spec picks neither reading.
-            Err(WireError::MethodWithResponseMembers)
-                if serde_json::from_slice::<Value>(frame).is_ok_and(|v| v.get("id").is_none()) =>
-            {
-                Expected::AnyOf(vec![Expected::Nothing, Expected::Error(None)])
-            }
-            Err(e) if e.is_json() => Expected::Error(
-                serde_json::from_slice::<Value>(frame)
-                    .ok()
-                    .and_then(|v| readable_id(&v)),
-            ),
+            Err(e) if e.is_json() => serde_json::from_slice::<Value>(frame)
+                .map_or(Expected::Error(None), |v| invalid(&v)),
             Err(_) => Expected::Error(None),
         }
     }
@@ -247,7 +250,9 @@ impl Expected {
                 let rejected = *may_reject
                     && !answers.is_empty()
                     && answers.iter().all(|a| matches!(a, Answer::One(_)));
-                let owed_any = items.iter().any(|i| !matches!(i, Expected::Nothing));
+                let owed_any = items
+                    .iter()
+                    .any(|i| !matches!(i, Expected::Nothing) && !i.may_go_unanswered());
                 rejected
                     || match answers {
                         [] => !owed_any,
@@ -326,6 +331,13 @@ fn match_batch(
             }
         }
     }
+    // An element that may be read as a notification or rejected (see `invalid`): its error,
+    // if the server gave one, has a null id.
+    for item in items {
+        if item.may_go_unanswered() {
+            take(&|r| r.is_error() && null_id(r));
+        }
+    }
     if let Some(extra) = left.first() {
         return Err(format!("holds an unexpected response (id {})", extra.id()));
     }
@@ -345,11 +357,19 @@ impl fmt::Display for Expected {
                 f.write_str("any answer (the frame nests deeper than mcp-chaos reads)")
             }
             Expected::Batch { items, may_reject } => {
+                let optional = items.iter().filter(|i| i.may_go_unanswered()).count();
                 let owed = items
                     .iter()
                     .filter(|i| !matches!(i, Expected::Nothing))
-                    .count();
+                    .count()
+                    - optional;
                 write!(f, "an array of {owed} responses")?;
+                if optional > 0 {
+                    write!(
+                        f,
+                        " (and up to {optional} more error responses with id null)"
+                    )?;
+                }
                 if *may_reject {
                     f.write_str(" (or, batches being undefined here, any single responses)")?;
                 }
@@ -364,6 +384,12 @@ impl fmt::Display for Expected {
 }
 
 impl Expected {
+    /// Whether this is a choice of readings one of which is owed nothing (a batch element
+    /// that is a notification or an invalid request, see `invalid`).
+    fn may_go_unanswered(&self) -> bool {
+        matches!(self, Expected::AnyOf(_)) && self.accepts_nothing()
+    }
+
     /// Whether answering nothing at all meets the expectation.
     pub fn accepts_nothing(&self) -> bool {
         self.judge(&[]).is_ok()
