@@ -31,7 +31,7 @@ use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
 use crate::wire::{Message, RequestId, ResponseId};
 
 /// Requests outstanding at once by default (`--in-flight`).
-pub const DEFAULT_IN_FLIGHT: usize = 1;
+pub const DEFAULT_IN_FLIGHT: usize = 8;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
 /// Answered calls remembered to recognise a second answer with the same id.
