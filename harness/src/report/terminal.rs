@@ -137,7 +137,9 @@ impl Progress {
             Event::VersionSkipped { version } => {
                 self.line(&format!("the server does not speak {version}; skipped"));
             }
-            Event::Restarted { reason } => self.line(&format!("restarting the server: {reason}")),
+            Event::Restarted { reason, .. } => {
+                self.line(&format!("restarting the server: {reason}"))
+            }
             Event::Exchange { .. } | Event::Finding { .. } | Event::StartFailed { .. } => {}
         }
     }
@@ -217,13 +219,13 @@ pub fn render(report: &Report, color: bool) -> String {
         );
     }
     let sum = &report.summary;
+    let restarts = restarts_text(sum.restarts, sum.fresh_restarts);
     let _ = writeln!(
         out,
-        "  {} exchanges, {} tool calls, {:.1} s, {} restart(s)",
+        "  {} exchanges, {} tool calls, {:.1} s, {restarts}",
         sum.exchanges,
         sum.tool_calls,
         sum.duration_ms as f64 / 1000.0,
-        sum.restarts
     );
     let f = &sum.features;
     if !f.is_empty() {
@@ -385,6 +387,19 @@ pub fn render(report: &Report, color: bool) -> String {
 
 /// `not-found (404), hit GET /weather?city=x [+2 more]`; a scoped fault names its scope:
 /// `unavailable (503) on the first request only, hit GET /stations?city=x [+1 more]`.
+/// The summary's restart count, split when some restarts were onto a fresh server that did
+/// not fail (see [`crate::run::Summary::fresh_restarts`]).
+fn restarts_text(all: u32, fresh: u32) -> String {
+    match fresh {
+        0 => format!("{all} restart(s)"),
+        _ if fresh >= all => format!("{all} restart(s), each onto a fresh server"),
+        _ => format!(
+            "{all} restart(s): {} after a failure, {fresh} onto a fresh server",
+            all - fresh
+        ),
+    }
+}
+
 fn describe_fault(fault: &serde_json::Value) -> String {
     let name = fault.get("name").and_then(|v| v.as_str()).unwrap_or("?");
     let status = fault
@@ -465,6 +480,20 @@ fn upstream_line(reach: &[crate::run::reach::ToolReach]) -> String {
 #[cfg(test)]
 mod tests {
     use super::describe_fault;
+    use super::restarts_text;
+
+    #[test]
+    fn restarts_onto_a_fresh_server_are_told_apart_from_failures() {
+        assert_eq!(restarts_text(2, 0), "2 restart(s)");
+        assert_eq!(
+            restarts_text(2, 2),
+            "2 restart(s), each onto a fresh server"
+        );
+        assert_eq!(
+            restarts_text(7, 5),
+            "7 restart(s): 2 after a failure, 5 onto a fresh server"
+        );
+    }
 
     #[test]
     fn a_fault_line_names_the_scope_when_there_is_one() {

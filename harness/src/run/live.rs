@@ -217,7 +217,10 @@ impl LiveRun {
                 s.report.findings.push(finding);
             }
             Event::ToolGenerated { phase } => s.report.summary.generated.push((*phase).clone()),
-            Event::Restarted { .. } => s.report.summary.restarts += 1,
+            Event::Restarted { fresh, .. } => {
+                s.report.summary.restarts += 1;
+                s.report.summary.fresh_restarts += u32::from(*fresh);
+            }
             Event::StartFailed { stderr_tail } => {
                 s.stderr_tail = tail(&crate::oracle::leaks::redact(stderr_tail, &s.secrets));
             }

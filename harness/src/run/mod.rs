@@ -310,11 +310,16 @@ pub enum Event<'a> {
         /// The version.
         version: ProtocolVersion,
     },
-    /// The server was restarted after dying or hanging.
+    /// The server was restarted: after dying or hanging, or onto a fresh process though it
+    /// did not fail (`fresh`).
     Restarted {
         /// What led to it, for the terminal line (for example "no server running" or "server
         /// failed after a request of 1048576 bytes").
         reason: &'a str,
+        /// A restart onto a fresh server that did not fail: a call given up on may still be
+        /// running, a wire frame may have changed the session's state, or a phase starts on
+        /// a fresh server. Not counted against `--max-restarts`.
+        fresh: bool,
     },
     /// A start of the server failed (it did not answer the handshake usably); its output
     /// tail, for the report of a run that could not start.
@@ -372,8 +377,13 @@ pub struct Summary {
     pub warnings: u64,
     /// Wall time of the run, in ms.
     pub duration_ms: u64,
-    /// Times the server was restarted.
+    /// Times the server was restarted, for any reason.
     pub restarts: u32,
+    /// Of [`Summary::restarts`], those onto a fresh server though it did not fail (a call
+    /// given up on, a wire frame that may have changed the session's state, a phase that
+    /// starts fresh); the others followed a failure (the server died, hung or could not be
+    /// written to).
+    pub fresh_restarts: u32,
     /// The listed tools the selection left out (`--tools`, `--skip-tools`, `--read-only`),
     /// each with why; left out of the JSON when none was.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -518,6 +528,7 @@ impl Report {
         a.warnings += b.warnings;
         a.duration_ms += b.duration_ms;
         a.restarts += b.restarts;
+        a.fresh_restarts += b.fresh_restarts;
         a.generated.extend(b.generated.iter().cloned());
         a.upstream.extend(b.upstream.iter().cloned());
         a.dropped.add(&b.dropped);
@@ -975,7 +986,6 @@ impl<'a> Campaign<'a> {
             summary: Summary::default(),
             started: Instant::now(),
             gave_up: false,
-            fresh_restarts: 0,
             called: std::collections::HashSet::new(),
             tool_deadline: None,
             wedge: recover::WedgeState::default(),
@@ -1094,9 +1104,6 @@ struct Campaign<'a> {
     summary: Summary,
     started: Instant,
     gave_up: bool,
-    /// Restarts made to clear a call that missed its deadline (the server was alive): they
-    /// count in the summary, not against `max_restarts`.
-    fresh_restarts: u32,
     /// Every tool call made so far, as [`call_key`]s: the generated phase skips a case whose
     /// arguments were already sent to the same tool (as Hypothesis skips duplicate examples).
     called: std::collections::HashSet<u64>,
@@ -1671,15 +1678,20 @@ impl Campaign<'_> {
         if self.gave_up {
             return false;
         }
-        if counted && self.summary.restarts - self.fresh_restarts >= self.config.max_restarts {
+        if counted
+            && self.summary.restarts - self.summary.fresh_restarts >= self.config.max_restarts
+        {
             self.gave_up = true;
             return false;
         }
         self.summary.restarts += 1;
         if !counted {
-            self.fresh_restarts += 1;
+            self.summary.fresh_restarts += 1;
         }
-        (self.on_event)(&Event::Restarted { reason });
+        (self.on_event)(&Event::Restarted {
+            reason,
+            fresh: !counted,
+        });
         match self.start_session().await {
             Ok(()) => true,
             Err(_) => {
