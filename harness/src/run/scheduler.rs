@@ -30,8 +30,13 @@ use crate::oracle;
 use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
 use crate::wire::{Message, RequestId, ResponseId};
 
-/// Requests outstanding at once by default (`--in-flight`).
-pub const DEFAULT_IN_FLIGHT: usize = 8;
+/// Requests outstanding at once by default (`--in-flight`): still 1. With 8, the scheduler
+/// draws every tool's cases (and their value trees) up front, for every tool at once: on
+/// the hostile schemas (1 000 required properties, 5 000 tools) its peak RSS passes the
+/// 256 MiB bound (371 MiB for one tool of 1 000 required properties) where the serial phase,
+/// which draws one case at a time, stays within it. Cases must be drawn as they are sent
+/// first.
+pub const DEFAULT_IN_FLIGHT: usize = 1;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
 /// Answered calls remembered to recognise a second answer with the same id.

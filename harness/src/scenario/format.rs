@@ -87,7 +87,7 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub wire_cases: Option<usize>,
     /// Most `tools/call` requests outstanding at once in the generated phase (`--in-flight`;
-    /// default 8; 1: one call at a time, each followed by a ping).
+    /// default 1, one call at a time, each followed by a ping).
     #[serde(default)]
     pub in_flight: Option<usize>,
     /// Call only the listed tools matching these names or globs (`*`, `?`) in `campaign`
