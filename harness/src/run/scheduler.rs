@@ -118,9 +118,8 @@ impl Flight {
     /// Progress for this call came at `at`: the deadline moves to one timeout after it, up to
     /// the call's cap (never earlier than it was).
     fn progressed(&mut self, at: Instant) {
-        let extended = at + self.timeout;
-        self.at_cap = self.capped && extended >= self.hard;
-        self.deadline = extended.min(self.hard).max(self.deadline);
+        (self.deadline, self.at_cap) =
+            crate::session::progressed(at, self.timeout, self.deadline, self.hard, self.capped);
     }
 }
 

@@ -738,9 +738,8 @@ impl Session {
                 if let Some(token) = &progress_token
                     && let Some(at) = self.progress_heard_for(token)
                 {
-                    let extended = at + self.config.timeout;
-                    at_cap = capped && extended >= hard_deadline;
-                    deadline = extended.min(hard_deadline).max(deadline);
+                    (deadline, at_cap) =
+                        progressed(at, self.config.timeout, deadline, hard_deadline, capped);
                 }
                 continue;
             };
@@ -763,9 +762,13 @@ impl Session {
             if let (ReceivedItem::Frame(f), Some(token)) = (&item, &progress_token)
                 && is_progress_for(f, token)
             {
-                let extended = Instant::now() + self.config.timeout;
-                at_cap = capped && extended >= hard_deadline;
-                deadline = extended.min(hard_deadline).max(deadline);
+                (deadline, at_cap) = progressed(
+                    Instant::now(),
+                    self.config.timeout,
+                    deadline,
+                    hard_deadline,
+                    capped,
+                );
             }
             let mismatched = matches!(expect, Expect::Response { .. })
                 && !answers
@@ -913,19 +916,15 @@ impl Session {
                         (keep, flood)
                     }
                     Ok(Message::Notification(n)) => {
-                        let token = (n.method() == "notifications/progress")
+                        let progress = (n.method() == "notifications/progress")
                             .then(|| n.params().and_then(|p| p.get("progressToken")))
-                            .flatten()
-                            .map(Value::to_string);
+                            .flatten();
+                        let token = progress.map(Value::to_string);
                         let (keep, flood) =
                             self.flood
                                 .notification(n.method(), token.as_deref(), &frame.raw, now);
                         if (!keep || flood.is_some())
-                            && let Some(token) = n
-                                .params()
-                                .and_then(|p| p.get("progressToken"))
-                                .and_then(Value::as_str)
-                                .filter(|_| n.method() == "notifications/progress")
+                            && let Some(token) = progress.and_then(Value::as_str)
                         {
                             self.heard_progress(token, now);
                         }
@@ -1217,6 +1216,21 @@ const LEFTOVERS_MAX: usize = 1024;
 
 fn ms_since(t: Instant) -> u64 {
     u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A request's deadline after progress for it came at `at`: one `timeout` after it, never
+/// earlier than `deadline` was, at most `hard` (the request's cap); and whether it now sits
+/// at a cap of mcp-chaos's own (`capped`: `hard` is below the client's maximum), where a call
+/// still running is given up on rather than called unanswered. Returns `(deadline, at_cap)`.
+pub fn progressed(
+    at: Instant,
+    timeout: Duration,
+    deadline: Instant,
+    hard: Instant,
+    capped: bool,
+) -> (Instant, bool) {
+    let extended = at + timeout;
+    (extended.min(hard).max(deadline), capped && extended >= hard)
 }
 
 /// Whether `frame` is a `notifications/progress` for the progress token `token` (mcp-chaos
