@@ -106,7 +106,7 @@ impl Campaign<'_> {
         }
         if self.schedules_cases() {
             // Up to --in-flight calls at once across tools (see super::scheduler).
-            self.generated_scheduled(tools, valid, invalid, phase_budget)
+            self.generated_scheduled(tools, valid, invalid, phase_budget, by_run)
                 .await;
             return;
         }
@@ -146,7 +146,7 @@ impl Campaign<'_> {
 
     /// Records `rest` (the tools after the first `covered`) as skipped: the generated phase's
     /// budget was spent before their turn (`by_run`: its share of the run's `--budget-ms`).
-    fn budget_spent(
+    pub(super) fn budget_spent(
         &mut self,
         rest: &[(String, Value, String)],
         covered: usize,

@@ -16,7 +16,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use proptest::strategy::{Strategy, ValueTree};
+use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
 
@@ -60,10 +60,68 @@ struct Pending {
     tree: Option<Tree>,
 }
 
+/// A tool's random cases, drawn one at a time as they are sent (a case of a large schema and
+/// its value tree can take megabytes): the valid ones first, then the invalid ones, from the
+/// tool's own seeded runner, as the serial phase draws them.
+struct Draws {
+    runner: TestRunner,
+    valid: Option<BoxedStrategy<Value>>,
+    valid_left: usize,
+    invalid: Option<BoxedStrategy<(Value, Violation)>>,
+    invalid_left: usize,
+}
+
+impl Draws {
+    fn is_empty(&self) -> bool {
+        (self.valid.is_none() || self.valid_left == 0)
+            && (self.invalid.is_none() || self.invalid_left == 0)
+    }
+
+    /// The next random case, or `None` when every one was drawn (or a strategy could not
+    /// draw: the rest of that kind is given up, as the serial phase does).
+    fn next(&mut self) -> Option<Pending> {
+        if let Some(strategy) = &self.valid
+            && self.valid_left > 0
+        {
+            self.valid_left -= 1;
+            if let Ok(tree) = strategy.new_tree(&mut self.runner) {
+                return Some(Pending {
+                    value: tree.current(),
+                    violation: None,
+                    phase: "random",
+                    tree: Some(Tree::Valid(tree)),
+                });
+            }
+            self.valid_left = 0;
+        }
+        if let Some(strategy) = &self.invalid
+            && self.invalid_left > 0
+        {
+            self.invalid_left -= 1;
+            if let Ok(tree) = strategy.new_tree(&mut self.runner) {
+                let (value, violation) = tree.current();
+                return Some(Pending {
+                    value,
+                    violation: Some(violation),
+                    phase: "random",
+                    tree: Some(Tree::Invalid(tree)),
+                });
+            }
+            self.invalid_left = 0;
+        }
+        None
+    }
+}
+
 /// One tool's cases and bookkeeping.
 struct Lane {
     tool: String,
+    /// Cases ready to send (boundary and hostile cases, and cases put back), before the
+    /// random ones still to draw.
     queue: VecDeque<Pending>,
+    draws: Option<Draws>,
+    /// Retired (see [`Lane::retire`]) with cases never sent.
+    left_over: bool,
     started: Instant,
     budget: Duration,
     calls: u64,
@@ -87,7 +145,35 @@ impl Lane {
     }
 
     fn has_work(&self) -> bool {
-        !self.stalled && !self.capped && !self.queue.is_empty() && !self.over()
+        !self.stalled && !self.capped && self.has_cases() && !self.over()
+    }
+
+    /// Whether cases are left, queued or still to draw.
+    fn has_cases(&self) -> bool {
+        !self.queue.is_empty() || self.draws.as_ref().is_some_and(|d| !d.is_empty())
+    }
+
+    /// The next case: a queued one, else the next random one drawn.
+    fn next_case(&mut self) -> Option<Pending> {
+        self.queue
+            .pop_front()
+            .or_else(|| self.draws.as_mut()?.next())
+    }
+
+    /// Whether the tool is done with: nothing more to send and nothing in flight.
+    fn finished(&self) -> bool {
+        self.in_flight == 0 && !self.has_work()
+    }
+
+    /// Frees a finished tool's cases and generator (a campaign of 5 000 tools keeps only the
+    /// ones at work), remembering whether some were never sent.
+    fn retire(&mut self) {
+        if self.draws.is_none() && self.queue.is_empty() {
+            return;
+        }
+        self.left_over |= self.has_cases();
+        self.draws = None;
+        self.queue = VecDeque::new();
     }
 }
 
@@ -151,21 +237,23 @@ impl Campaign<'_> {
 
     /// The generated phase through the scheduler (see the module docs): `valid` valid and
     /// `invalid` invalid random cases per tool after its boundary and hostile cases, each
-    /// tool within `--tool-budget-ms` and the phase within its budget.
+    /// tool within `--tool-budget-ms` and the phase within its budget (`by_run`: a share of
+    /// `--budget-ms`); the tools not reached within it are recorded as skipped.
     pub(super) async fn generated_scheduled(
         &mut self,
         tools: &[(String, Value, String)],
         valid: usize,
         invalid: usize,
         phase_budget: Duration,
+        by_run: bool,
     ) {
         let phase_started = Instant::now();
         let budget = phase_budget.min(self.config.tool_budget);
-        let mut lanes: Vec<Lane> = tools
-            .iter()
-            .map(|(name, schema, url)| self.lane(name, schema, url, valid, invalid, budget))
-            .collect();
         let k = self.config.in_flight.max(1);
+        // Tools are taken in order, up to `k` at work at once: a tool's generator and cases
+        // are built when its turn comes (5 000 tools are not all planned at once).
+        let mut lanes: Vec<Lane> = Vec::new();
+        let mut next_tool = 0;
         let per_lane = k.div_ceil(2).max(1);
         let mut flights: Vec<Flight> = Vec::new();
         let mut window: Vec<Done> = Vec::new();
@@ -213,6 +301,26 @@ impl Campaign<'_> {
                 }
                 due = false;
             }
+            // Tools whose turn came: one at work per slot.
+            for lane in lanes.iter_mut().filter(|l| l.finished()) {
+                lane.retire();
+            }
+            while next_tool < tools.len()
+                && phase_started.elapsed() < phase_budget
+                && lanes.iter().filter(|l| !l.finished()).count() < k
+            {
+                let (name, schema, url) = &tools[next_tool];
+                let share = share(
+                    budget,
+                    phase_budget,
+                    phase_started,
+                    tools.len() - next_tool,
+                    k,
+                );
+                next_tool += 1;
+                let lane = self.lane(name, schema, url, valid, invalid, share);
+                lanes.push(lane);
+            }
             // Refill.
             while !checking
                 && !due
@@ -223,7 +331,7 @@ impl Campaign<'_> {
                 let Some(li) = pick(&lanes, per_lane) else {
                     break;
                 };
-                let Some(case) = lanes[li].queue.pop_front() else {
+                let Some(case) = lanes[li].next_case() else {
                     continue;
                 };
                 let key = call_key(&lanes[li].tool, &case.value);
@@ -254,7 +362,7 @@ impl Campaign<'_> {
                 continue;
             }
             if flights.is_empty() {
-                let more = lanes.iter().any(Lane::has_work)
+                let more = (lanes.iter().any(Lane::has_work) || next_tool < tools.len())
                     && phase_started.elapsed() < phase_budget
                     && !self.gave_up;
                 if !more {
@@ -408,6 +516,24 @@ impl Campaign<'_> {
                 .await;
             self.serial_rest(&mut lanes, phase_started, phase_budget)
                 .await;
+            // The tools not yet at work run one call at a time too.
+            while next_tool < tools.len() && !self.gave_up && phase_started.elapsed() < phase_budget
+            {
+                let (name, schema, url) = &tools[next_tool];
+                let share = share(
+                    budget,
+                    phase_budget,
+                    phase_started,
+                    tools.len() - next_tool,
+                    1,
+                );
+                next_tool += 1;
+                let lane = self.lane(name, schema, url, valid, invalid, share);
+                lanes.push(lane);
+                let last = lanes.len() - 1;
+                self.serial_rest(&mut lanes[last..], phase_started, phase_budget)
+                    .await;
+            }
             for d in std::mem::take(&mut to_shrink) {
                 if self.gave_up {
                     break;
@@ -425,7 +551,7 @@ impl Campaign<'_> {
         for lane in lanes {
             let cut = if lane.stalled {
                 Some("deadline missed")
-            } else if lane.capped || (lane.over() && !lane.queue.is_empty()) {
+            } else if lane.capped || (lane.over() && (lane.has_cases() || lane.left_over)) {
                 Some("time budget")
             } else {
                 None
@@ -441,10 +567,14 @@ impl Campaign<'_> {
             (self.on_event)(&Event::ToolGenerated { phase: &phase });
             self.summary.generated.push(phase);
         }
+        if next_tool < tools.len() && !self.gave_up {
+            self.budget_spent(&tools[next_tool..], next_tool, phase_budget, by_run);
+        }
     }
 
-    /// One tool's cases, in the serial phase's order: boundary, hostile, random valid, random
-    /// invalid (with their trees, for shrinking).
+    /// One tool's cases, in the serial phase's order: boundary and hostile cases queued,
+    /// random valid then random invalid ones drawn as they are sent (with their trees, for
+    /// shrinking).
     fn lane(
         &mut self,
         tool: &str,
@@ -458,6 +588,8 @@ impl Campaign<'_> {
         let mut lane = Lane {
             tool: tool.to_owned(),
             queue: VecDeque::new(),
+            draws: None,
+            left_over: false,
             started,
             budget,
             calls: 0,
@@ -515,37 +647,16 @@ impl Campaign<'_> {
                 });
             }
         }
-        let mut runner = TestRunner::new_with_rng(
-            Config::default(),
-            TestRng::from_seed(RngAlgorithm::ChaCha, &tool_seed(self.config.seed, tool)),
-        );
-        if let Ok(strategy) = generator.valid() {
-            for _ in 0..valid {
-                let Ok(tree) = strategy.new_tree(&mut runner) else {
-                    break;
-                };
-                lane.queue.push_back(Pending {
-                    value: tree.current(),
-                    violation: None,
-                    phase: "random",
-                    tree: Some(Tree::Valid(tree)),
-                });
-            }
-        }
-        if let Ok(strategy) = generator.invalid() {
-            for _ in 0..invalid {
-                let Ok(tree) = strategy.new_tree(&mut runner) else {
-                    break;
-                };
-                let (value, violation) = tree.current();
-                lane.queue.push_back(Pending {
-                    value,
-                    violation: Some(violation),
-                    phase: "random",
-                    tree: Some(Tree::Invalid(tree)),
-                });
-            }
-        }
+        lane.draws = Some(Draws {
+            runner: TestRunner::new_with_rng(
+                Config::default(),
+                TestRng::from_seed(RngAlgorithm::ChaCha, &tool_seed(self.config.seed, tool)),
+            ),
+            valid: generator.valid().ok(),
+            valid_left: valid,
+            invalid: generator.invalid().ok(),
+            invalid_left: invalid,
+        });
         lane.limits.extend(
             generator
                 .budget_notes()
@@ -924,7 +1035,7 @@ impl Campaign<'_> {
     ) {
         for lane in lanes.iter_mut() {
             while lane.has_work() && !self.gave_up && phase_started.elapsed() < phase_budget {
-                let Some(case) = lane.queue.pop_front() else {
+                let Some(case) = lane.next_case() else {
                     break;
                 };
                 let tool = lane.tool.clone();
@@ -989,6 +1100,23 @@ impl Campaign<'_> {
         };
         self.add(outcome.findings);
     }
+}
+
+/// A tool's time budget when its turn comes: `tool_budget`, but at most its share of what
+/// is left of the phase's budget, with `slots` tools at work at once and `tools_left` tools
+/// (this one included) still to run, so that the last tools get their turn as in the serial
+/// phase (which gives each tool `left / tools left`).
+fn share(
+    tool_budget: Duration,
+    phase_budget: Duration,
+    phase_started: Instant,
+    tools_left: usize,
+    slots: usize,
+) -> Duration {
+    let left = phase_budget.saturating_sub(phase_started.elapsed());
+    let tools = u32::try_from(tools_left.max(1)).unwrap_or(u32::MAX);
+    let slots = u32::try_from(slots.clamp(1, tools_left.max(1))).unwrap_or(1);
+    (left / tools).saturating_mul(slots).min(tool_budget)
 }
 
 /// Puts the window's cases back at the front of their tools' queues, in the order sent (they
@@ -1155,6 +1283,8 @@ mod tests {
                     tree: None,
                 })
                 .collect(),
+            draws: None,
+            left_over: false,
             started: Instant::now(),
             budget: Duration::from_secs(60),
             calls: 0,
@@ -1178,6 +1308,19 @@ mod tests {
         assert_eq!(pick(&[lane(3, false, 4, 5)], 4), None);
         // Slow: one at a time for good.
         assert_eq!(pick(&[lane(3, true, 1, 5)], 4), None);
+    }
+
+    #[test]
+    fn a_tool_gets_its_share_of_the_phase_left_with_the_slots_at_work() {
+        let s = Duration::from_secs;
+        let start = Instant::now();
+        // 5 000 tools, 8 at a time, 100 s left: 160 ms each.
+        let each = share(s(20), s(100), start, 5_000, 8);
+        assert!(each <= Duration::from_millis(160) && each > Duration::from_millis(150));
+        // Few tools: the tool budget.
+        assert_eq!(share(s(20), s(100), start, 3, 8), s(20));
+        // The phase spent: nothing.
+        assert_eq!(share(s(20), Duration::ZERO, start, 3, 8), Duration::ZERO);
     }
 
     #[test]
