@@ -37,6 +37,12 @@ use crate::wire::{Message, RequestId, ResponseId};
 pub const DEFAULT_IN_FLIGHT: usize = 1;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
+/// Request bytes of the window's cases at which the liveness check comes before
+/// [`CADENCE`] cases: each finished case of the window is kept with its value tree (for
+/// shrinking, should the check fail), and a large schema's tree takes hundreds of times its
+/// frame (one tool of 1 000 required properties: frames of about 6 KiB, and 32 cases of the
+/// window about 75 MiB; with this bound, about 11 cases).
+pub const WINDOW_BYTES: usize = 64 * 1024;
 /// Answered calls remembered to recognise a second answer with the same id.
 const RECENT: usize = 512;
 /// The lane number of a liveness ping in flight.
@@ -225,7 +231,16 @@ struct AnsweredCall {
     id: RequestId,
     label: String,
     tool: String,
+    /// The start of its request frame ([`answered_prefix`]): only an excerpt of it is ever
+    /// quoted, and [`RECENT`] whole frames of a large schema's cases would take megabytes.
     sent: Vec<u8>,
+}
+
+/// The first bytes of a request frame kept with an [`AnsweredCall`]: four excerpts' worth,
+/// so that the excerpt quoted from it (after secrets are scrubbed) is the same as from the
+/// whole frame.
+fn answered_prefix(sent: &[u8]) -> Vec<u8> {
+    sent[..sent.len().min(4 * oracle::EXCERPT_BYTES)].to_vec()
 }
 
 /// A finished case of the current window, kept until the next good liveness check.
@@ -477,7 +492,7 @@ impl Campaign<'_> {
                         id: id.clone(),
                         label: done.exchange.probe.label(),
                         tool: lanes[done.lane].tool.clone(),
-                        sent: done.exchange.sent.clone(),
+                        sent: answered_prefix(&done.exchange.sent),
                     });
                 }
                 window.push(done);
@@ -502,7 +517,7 @@ impl Campaign<'_> {
                     }
                 }
             }
-            if window.len() >= CADENCE {
+            if window.len() >= CADENCE || window_bytes(&window) >= WINDOW_BYTES {
                 due = true;
             }
         }
@@ -1136,6 +1151,11 @@ fn share(
     let tools = u32::try_from(tools_left.max(1)).unwrap_or(u32::MAX);
     let slots = u32::try_from(slots.clamp(1, tools_left.max(1))).unwrap_or(1);
     (left / tools).saturating_mul(slots).min(tool_budget)
+}
+
+/// The request bytes of the window's cases (see [`WINDOW_BYTES`]).
+fn window_bytes(window: &[Done]) -> usize {
+    window.iter().map(|d| d.exchange.sent.len()).sum()
 }
 
 /// Puts the window's cases back at the front of their tools' queues, in the order sent (they
