@@ -193,6 +193,7 @@ fn suite() -> SuiteReport {
             probe: "unknown tool".to_owned(),
             fingerprint: "fp-fixed-mc101".to_owned(),
             reason: "answered isError:true until 1.2".to_owned(),
+            intermittent: false,
         }],
         duration_ms: 3400,
     };

@@ -11,6 +11,7 @@
 //! probe = "tools/call with invalid params (arguments not an object)"
 //! fingerprint = "5f0c2a9d81e4b7c3"
 //! reason = "The TS SDK answers -32603 with a zod dump; reported upstream as ..."
+//! intermittent = true                 # optional: reported in some runs only
 //! ```
 //!
 //! Entries match by scenario and [`fingerprint`]: a stable hash of the finding's code,
@@ -18,8 +19,10 @@
 //! change from run to run). `--update-baseline` rewrites the file from a run: entries of the
 //! scenarios that ran are replaced by what they found (keeping the reason of every entry
 //! that is still found; new ones get a reason to fill in), entries of scenarios that did not
-//! run (other shards) are kept as they are.
+//! run (other shards) are kept as they are, and so are `intermittent` entries not found this
+//! time (a run without them says nothing of whether they are fixed).
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -82,7 +85,8 @@ impl Baseline {
 
     /// This baseline updated from `report`: for every scenario in the report that ran (did
     /// not end in an error), its entries become its findings that are new or baselined
-    /// (expected and `[[known]]` ones are accepted elsewhere), keeping known reasons.
+    /// (expected and `[[known]]` ones are accepted elsewhere), keeping known reasons and
+    /// `intermittent` marks, and its `intermittent` entries not found this time.
     pub fn updated(&self, report: &SuiteReport) -> Baseline {
         let ran: Vec<&str> = report
             .scenarios
@@ -93,7 +97,7 @@ impl Baseline {
         let mut entries: Vec<BaselineEntry> = self
             .entries
             .iter()
-            .filter(|e| !ran.contains(&e.scenario.as_str()))
+            .filter(|e| !ran.contains(&e.scenario.as_str()) || e.intermittent)
             .cloned()
             .collect();
         for s in report
@@ -115,8 +119,13 @@ impl Baseline {
                     probe: f.finding.probe.clone(),
                     fingerprint: f.fingerprint.clone(),
                     reason,
+                    intermittent: false,
                 };
-                if !entries.contains(&entry) {
+                // An intermittent entry found again is already kept, with its mark.
+                if !entries
+                    .iter()
+                    .any(|e| e.scenario == entry.scenario && e.fingerprint == entry.fingerprint)
+                {
                     entries.push(entry);
                 }
             }
@@ -141,6 +150,15 @@ impl Baseline {
         }
         std::fs::write(path, text)
     }
+}
+
+/// The entries of one scenario's baseline (`entries`) that its run did not report (`seen`:
+/// the fingerprints it did), listed as fixed; `intermittent` entries are not.
+pub fn fixed(entries: Vec<BaselineEntry>, seen: &HashSet<String>) -> Vec<BaselineEntry> {
+    entries
+        .into_iter()
+        .filter(|b| !b.intermittent && !seen.contains(&b.fingerprint))
+        .collect()
 }
 
 /// The stable fingerprint of a finding: 16 hex digits of a 64-bit FNV-1a hash of its code,
@@ -195,6 +213,79 @@ mod tests {
         f.tool = Some("forecast".into());
         f.fault = Some(fault);
         f
+    }
+
+    fn entry(scenario: &str, fingerprint: &str, intermittent: bool) -> BaselineEntry {
+        BaselineEntry {
+            scenario: scenario.into(),
+            code: "MC117".into(),
+            invariant: "stdin-eof-ignored".into(),
+            tool: None,
+            probe: "shutdown (stdin closed)".into(),
+            fingerprint: fingerprint.into(),
+            reason: format!("reason {fingerprint}"),
+            intermittent,
+        }
+    }
+
+    fn report(scenario: &str, found: &[(&str, &str)]) -> SuiteReport {
+        use super::super::outcome::{ScenarioFinding, ScenarioReport, ScenarioStatus};
+        let findings = found
+            .iter()
+            .map(|(fp, reason)| ScenarioFinding {
+                finding: finding(serde_json::Value::Null),
+                fingerprint: (*fp).into(),
+                status: FindingStatus::Baseline((*reason).into()),
+                line: 0,
+                replay_command: None,
+            })
+            .collect();
+        SuiteReport {
+            mcp_chaos_version: "0".into(),
+            shard: None,
+            baseline: None,
+            scenarios: vec![ScenarioReport {
+                name: scenario.into(),
+                file: "s.toml".into(),
+                status: ScenarioStatus::Passed,
+                exit_code: 0,
+                server: None,
+                seed: 1,
+                steps: Vec::new(),
+                findings,
+                fixed: Vec::new(),
+                duration_ms: 0,
+            }],
+            duration_ms: 0,
+            interrupted: false,
+            unfinished: Vec::new(),
+        }
+    }
+
+    /// An intermittent entry a run did not report is neither listed as fixed nor dropped by
+    /// `--update-baseline`; a plain one is both; found again, it keeps its mark, once.
+    #[test]
+    fn an_intermittent_entry_missed_by_a_run_is_kept() {
+        let baseline = Baseline {
+            entries: vec![entry("s", "a", true), entry("s", "b", false)],
+        };
+        let fixed = fixed(baseline.entries.clone(), &HashSet::new());
+        assert_eq!(fixed, vec![entry("s", "b", false)]);
+        let updated = baseline.updated(&report("s", &[]));
+        assert_eq!(updated.entries, vec![entry("s", "a", true)]);
+        let updated = baseline.updated(&report("s", &[("a", "reason a"), ("b", "reason b")]));
+        let kept: Vec<(&str, &str, bool)> = updated
+            .entries
+            .iter()
+            .map(|e| (e.fingerprint.as_str(), e.reason.as_str(), e.intermittent))
+            .collect();
+        assert_eq!(
+            kept,
+            vec![("a", "reason a", true), ("b", "reason b", false)]
+        );
+        let text = toml::to_string_pretty(&updated).expect("toml");
+        assert_eq!(text.matches("intermittent = true").count(), 1, "{text}");
+        assert!(!text.contains("intermittent = false"), "{text}");
     }
 
     /// A fault on every request keeps the fingerprint it always had; a scoped fault is

@@ -101,7 +101,8 @@ pub struct ScenarioReport {
     pub steps: Vec<StepReport>,
     /// Every distinct finding, in the order found.
     pub findings: Vec<ScenarioFinding>,
-    /// Baseline entries of this scenario that were not seen this time (fixed, or not reached).
+    /// Baseline entries of this scenario that were not seen this time (fixed, or not
+    /// reached), the `intermittent` ones aside.
     pub fixed: Vec<BaselineEntry>,
     /// Wall time, in ms.
     pub duration_ms: u64,
@@ -183,4 +184,9 @@ pub struct BaselineEntry {
     pub fingerprint: String,
     /// Why the finding is accepted for now (a verdict, an upstream issue link).
     pub reason: String,
+    /// The finding is true but reported in some runs only (it depends on timing or on the
+    /// state the generated cases leave behind): a run that does not report it does not list
+    /// it as fixed, and `--update-baseline` keeps it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub intermittent: bool,
 }

@@ -22,8 +22,7 @@ use serde_json::Value;
 use super::baseline::{Baseline, fingerprint};
 use super::format::{Action, Channel, Scenario, Step};
 use super::outcome::{
-    BaselineEntry, FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, StepReport,
-    SuiteReport,
+    FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, StepReport, SuiteReport,
 };
 use crate::finding::{self, Finding, Severity};
 use crate::run::driver::Driver;
@@ -1028,10 +1027,7 @@ fn classify(
     } else {
         ScenarioStatus::Passed
     };
-    let fixed: Vec<BaselineEntry> = baseline
-        .into_iter()
-        .filter(|b| !matched.contains(&b.fingerprint))
-        .collect();
+    let fixed = super::baseline::fixed(baseline, &matched);
     ScenarioReport {
         name: scenario.name.clone(),
         file: scenario.path.clone(),
