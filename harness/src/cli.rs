@@ -502,8 +502,8 @@ struct CommonArgs {
     budget_ms: Option<u64>,
 
     /// Most tools/call requests outstanding at once in the generated phase, across tools (a
-    /// slow tool keeps at most half of them), with one liveness ping per 32 cases (or 64 KiB
-    /// of requests) or after anything odd; when the server dies or stops answering, the cases
+    /// tool takes at most half of them while another has cases to send, a slow one only
+    /// one), with one liveness ping per 32 cases (or 64 KiB of requests) or after anything odd; when the server dies or stops answering, the cases
     /// since the last good ping are replayed one at a time to name the one that did it. 1:
     /// one call at a time, each followed by a ping. Under a fake upstream (--upstream-env,
     /// --proxy, --url-args) the phase runs one call at a time.

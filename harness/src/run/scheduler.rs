@@ -1,6 +1,7 @@
 //! The case scheduler of the generated phase (`--in-flight K`): the cases of every tool run
 //! on one session with up to K `tools/call` requests outstanding at once, so that a slow tool
-//! never stalls the others (each tool keeps at most half the slots). Responses are matched to
+//! never stalls the others (each tool keeps at most half the slots while another has cases to
+//! send, and gets them all once it is the last). Responses are matched to
 //! their requests by id; each call is still one [`Exchange`], judged on its own.
 //!
 //! Liveness is checked on a cadence, not after every call: after [`CADENCE`] cases, and at
@@ -354,7 +355,8 @@ impl Campaign<'_> {
                 && flights.len() < k
                 && phase_started.elapsed() < phase_budget
             {
-                let Some(li) = pick(&lanes, per_lane) else {
+                let cap = lane_cap(&lanes, next_tool < tools.len(), per_lane, k);
+                let Some(li) = pick(&lanes, cap) else {
                     break;
                 };
                 let Some(case) = lanes[li].next_case() else {
@@ -1202,6 +1204,18 @@ fn requeue(flights: &mut Vec<Flight>, lanes: &mut [Lane], submitted: &mut HashSe
     }
 }
 
+/// The most calls one fast tool may have in flight: `per_lane` (half the slots, so that a
+/// slow tool never stalls the others) while another tool has cases to send or is still to
+/// come, all `k` once it is the last with work (a lone tool, `--tools get_sum`, is driven at
+/// the full `--in-flight`).
+fn lane_cap(lanes: &[Lane], more_tools: bool, per_lane: usize, k: usize) -> usize {
+    if !more_tools && lanes.iter().filter(|l| l.has_work()).count() <= 1 {
+        k
+    } else {
+        per_lane
+    }
+}
+
 /// The lane to take the next case from: one with work and fewer than `per_lane` calls in
 /// flight (one for a tool not yet answered or slow), the least busy first (the first listed
 /// on a tie).
@@ -1377,6 +1391,26 @@ mod tests {
         assert_eq!(share(s(20), s(100), start, 3, 8), s(20));
         // The phase spent: nothing.
         assert_eq!(share(s(20), Duration::ZERO, start, 3, 8), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_last_tool_with_work_gets_every_slot() {
+        let busy = lane(3, false, 4, 5);
+        let done = lane(3, false, 0, 0);
+        // Another tool still to come, or another with work: half the slots.
+        assert_eq!(lane_cap(&[lane(3, false, 4, 5)], true, 4, 8), 4);
+        assert_eq!(
+            lane_cap(&[lane(3, false, 4, 5), lane(3, false, 0, 5)], false, 4, 8),
+            4
+        );
+        // Alone (the others done, none to come): all of them.
+        let lanes = [busy, done];
+        assert_eq!(lane_cap(&lanes, false, 4, 8), 8);
+        assert_eq!(pick(&lanes, lane_cap(&lanes, false, 4, 8)), Some(0));
+        assert_eq!(pick(&lanes, 4), None);
+        // Still one at a time while slow or not yet answered, whatever the cap.
+        assert_eq!(pick(&[lane(3, true, 1, 5)], 8), None);
+        assert_eq!(pick(&[lane(0, false, 1, 5)], 8), None);
     }
 
     #[test]
