@@ -928,16 +928,22 @@ pub fn to_line(value: &Value) -> Vec<u8> {
 /// Renders a frame for a report: the text, cut to at most `max` bytes on a character boundary,
 /// with `…` and the total size appended when cut.
 pub fn excerpt(bytes: &[u8], max: usize) -> String {
+    excerpt_of(bytes, max, bytes.len())
+}
+
+/// [`excerpt`] of the first bytes of a frame of `total` bytes (`bytes` may be only its
+/// start): the text cut at `max` bytes, the size given as `total`.
+pub fn excerpt_of(bytes: &[u8], max: usize, total: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
     let text = text.trim_end_matches(['\n', '\r']);
-    if text.len() <= max {
+    if text.len() <= max && total <= bytes.len() {
         return text.to_owned();
     }
-    let mut end = max;
+    let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… ({} bytes)", &text[..end], bytes.len())
+    format!("{}… ({total} bytes)", &text[..end])
 }
 
 #[cfg(test)]

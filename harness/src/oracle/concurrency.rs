@@ -10,7 +10,7 @@
 //! per run, after which the phase runs one request at a time (so that no other invariant
 //! judges answers the server mixed up).
 
-use super::{Context, safe_excerpt};
+use super::{Context, safe_excerpt, safe_excerpt_of};
 use crate::finding::{CONCURRENT_REQUESTS_MIXED, Finding, Severity};
 
 /// What the scheduler saw: a response (`stray`, its raw frame) carrying the id of a request
@@ -21,8 +21,10 @@ pub struct MixedUp<'a> {
     pub label: &'a str,
     /// Its tool, if it was a `tools/call`.
     pub tool: Option<&'a str>,
-    /// Its request frame.
+    /// Its request frame, or the start of it ([`super::KEPT_BYTES`] at least).
     pub request: &'a [u8],
+    /// The size of the whole request frame, in bytes.
+    pub request_len: usize,
     /// The second response with that id.
     pub stray: &'a [u8],
     /// Requests outstanding when the stray response came.
@@ -46,7 +48,7 @@ pub fn check(ctx: &Context<'_>, seen: &MixedUp<'_>) -> Finding {
     );
     f.tool = seen.tool.map(str::to_owned);
     f.probe = format!("{} requests in flight", seen.in_flight.max(2));
-    f.request = Some(safe_excerpt(seen.request));
+    f.request = Some(safe_excerpt_of(seen.request, seen.request_len));
     f.response = Some(safe_excerpt(seen.stray));
     f
 }
@@ -65,6 +67,7 @@ mod tests {
                 label: "tools/call echo with random valid arguments",
                 tool: Some("echo"),
                 request: br#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#,
+                request_len: 46,
                 stray: br#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
                 in_flight: 8,
             },

@@ -219,9 +219,21 @@ pub fn is_error_result(result: &Value) -> bool {
 /// A frame as text for a report: credential-shaped strings scrubbed from the whole text
 /// first (so none survives half cut), then cut to [`EXCERPT_BYTES`].
 pub fn safe_excerpt(raw: &[u8]) -> String {
-    let scrubbed = leaks::scrub(&String::from_utf8_lossy(raw));
-    crate::wire::excerpt(scrubbed.as_bytes(), EXCERPT_BYTES)
+    safe_excerpt_of(raw, raw.len())
 }
+
+/// [`safe_excerpt`] of a frame of `total` bytes of which only the start (`raw`, at least
+/// [`KEPT_BYTES`] of it) was kept: the same text, and the size of the whole frame.
+pub fn safe_excerpt_of(raw: &[u8], total: usize) -> String {
+    let scrubbed = leaks::scrub(&String::from_utf8_lossy(raw));
+    // Scrubbing changes the length of the part kept only; the rest counts as it was.
+    let total = scrubbed.len() + total.saturating_sub(raw.len());
+    crate::wire::excerpt_of(scrubbed.as_bytes(), EXCERPT_BYTES, total)
+}
+
+/// The bytes of a frame worth keeping for a later [`safe_excerpt_of`]: four excerpts' worth,
+/// so that a credential-shaped string running past the excerpt's end is still scrubbed whole.
+pub const KEPT_BYTES: usize = 4 * EXCERPT_BYTES;
 
 /// A finding about `ex`: fills in the tool, the probe label and the request and response
 /// excerpts.

@@ -665,3 +665,25 @@ fn a_notification_with_response_members_may_be_dropped_or_rejected() {
         assert!(!owed.accepts_nothing(), "{member}");
     }
 }
+
+/// The excerpt of a kept frame start reads as the excerpt of the whole frame: the same text,
+/// scrubbed, and the whole frame's size.
+#[test]
+fn the_excerpt_of_a_kept_start_is_the_excerpt_of_the_whole_frame() {
+    let frame = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"token":"ghp_{}","pad":"{}"}}}}"#,
+        "a".repeat(36),
+        "x".repeat(10_000)
+    );
+    let kept = &frame.as_bytes()[..super::KEPT_BYTES];
+    let whole = super::safe_excerpt(frame.as_bytes());
+    assert_eq!(super::safe_excerpt_of(kept, frame.len()), whole);
+    assert!(whole.ends_with(" bytes)"), "cut: {whole}");
+    assert!(!whole.contains(&"a".repeat(36)), "scrubbed: {whole}");
+    // A frame kept whole is quoted as before.
+    let small = br#"{"jsonrpc":"2.0","id":1}"#;
+    assert_eq!(
+        super::safe_excerpt_of(small, small.len()),
+        super::safe_excerpt(small)
+    );
+}

@@ -234,16 +234,11 @@ struct AnsweredCall {
     id: RequestId,
     label: String,
     tool: String,
-    /// The start of its request frame ([`answered_prefix`]): only an excerpt of it is ever
-    /// quoted, and [`RECENT`] whole frames of a large schema's cases would take megabytes.
+    /// The start of its request frame ([`oracle::KEPT_BYTES`]): only an excerpt of it is
+    /// ever quoted, and [`RECENT`] whole frames of a large schema's cases would take megabytes.
     sent: Vec<u8>,
-}
-
-/// The first bytes of a request frame kept with an [`AnsweredCall`]: four excerpts' worth,
-/// so that the excerpt quoted from it (after secrets are scrubbed) is the same as from the
-/// whole frame.
-fn answered_prefix(sent: &[u8]) -> Vec<u8> {
-    sent[..sent.len().min(4 * oracle::EXCERPT_BYTES)].to_vec()
+    /// The size of the whole request frame, in bytes.
+    sent_len: usize,
 }
 
 /// A finished case of the current window, kept until the next good liveness check.
@@ -496,7 +491,10 @@ impl Campaign<'_> {
                         id: id.clone(),
                         label: done.exchange.probe.label(),
                         tool: lanes[done.lane].tool.clone(),
-                        sent: answered_prefix(&done.exchange.sent),
+                        sent: done.exchange.sent
+                            [..done.exchange.sent.len().min(oracle::KEPT_BYTES)]
+                            .to_vec(),
+                        sent_len: done.exchange.sent.len(),
                     });
                 }
                 window.push(done);
@@ -532,6 +530,7 @@ impl Campaign<'_> {
                     label: &earlier.label,
                     tool: Some(&earlier.tool),
                     request: &earlier.sent,
+                    request_len: earlier.sent_len,
                     stray: &stray,
                     in_flight,
                 },
@@ -1217,20 +1216,16 @@ fn lane_cap(lanes: &[Lane], more_tools: bool, per_lane: usize, k: usize) -> usiz
     }
 }
 
-/// The lane to take the next case from: one with work and fewer than `per_lane` calls in
-/// flight (one for a tool not yet answered or slow), the least busy first (the first listed
-/// on a tie).
-fn pick(lanes: &[Lane], per_lane: usize) -> Option<usize> {
+/// The lane to take the next case from: one with work and fewer than `cap` calls in flight
+/// ([`lane_cap`]; one for a tool not yet answered or slow), the least busy first (the first
+/// listed on a tie).
+fn pick(lanes: &[Lane], cap: usize) -> Option<usize> {
     lanes
         .iter()
         .enumerate()
         .filter(|(_, l)| {
-            let cap = if l.slow || l.answered == 0 {
-                1
-            } else {
-                per_lane
-            };
-            l.has_work() && l.in_flight < cap
+            let most = if l.slow || l.answered == 0 { 1 } else { cap };
+            l.has_work() && l.in_flight < most
         })
         .min_by_key(|(i, l)| (l.in_flight, *i))
         .map(|(i, _)| i)
