@@ -480,7 +480,7 @@ struct CommonArgs {
     #[arg(
         long,
         value_name = "MS",
-        default_value_t = 20_000,
+        default_value_t = crate::run::generated::DEFAULT_TOOL_BUDGET_MS,
         env = "MCP_CHAOS_TOOL_BUDGET_MS"
     )]
     tool_budget_ms: u64,

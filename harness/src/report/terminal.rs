@@ -140,6 +140,7 @@ impl Progress {
             Event::Restarted { reason, .. } => {
                 self.line(&format!("restarting the server: {reason}"))
             }
+            Event::SecondServer { message } => self.line(message),
             Event::Exchange { .. } | Event::Finding { .. } | Event::StartFailed { .. } => {}
         }
     }

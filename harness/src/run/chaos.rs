@@ -65,7 +65,7 @@ impl Campaign<'_> {
         if self.cut_by_budget("transport chaos", 0, 0) {
             return false;
         }
-        (self.on_event)(&Event::Step { label });
+        self.shared.emit(&Event::Step { label });
         !self.gave_up
     }
 
@@ -87,7 +87,7 @@ impl Campaign<'_> {
         // A server found mixing up requests in flight (concurrent-requests-mixed) is driven
         // one request at a time from then on: what concurrency would show is reported.
         let mixed = crate::finding::CONCURRENT_REQUESTS_MIXED.code;
-        if self.findings.iter().any(|f| f.code == mixed) {
+        if self.shared.has_code(mixed) {
             return;
         }
         if !self.announce("concurrent requests") || !self.ensure_session().await {

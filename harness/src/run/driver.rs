@@ -51,7 +51,7 @@ impl<'a> Driver<'a> {
             campaign.close().await;
             return Err(e);
         }
-        (campaign.on_event)(&Event::Planned {
+        campaign.shared.emit(&Event::Planned {
             tools: campaign.plan.tools.len(),
             steps: 0,
         });
@@ -84,7 +84,7 @@ impl<'a> Driver<'a> {
     /// The current position, to pass to [`Driver::findings_since`] after a step.
     pub fn mark(&self) -> Mark {
         Mark {
-            hits: self.campaign.hits.len(),
+            hits: self.campaign.shared.hits_len(),
             exchanges: self.campaign.summary.exchanges,
         }
     }
@@ -93,13 +93,7 @@ impl<'a> Driver<'a> {
     /// the order first recorded (a finding already known from an earlier step is included
     /// when it was seen again).
     pub fn findings_since(&self, mark: Mark) -> Vec<usize> {
-        let mut out: Vec<usize> = Vec::new();
-        for &i in &self.campaign.hits[mark.hits.min(self.campaign.hits.len())..] {
-            if !out.contains(&i) {
-                out.push(i);
-            }
-        }
-        out
+        self.campaign.shared.hits_since(mark.hits)
     }
 
     /// Exchanges made since `mark`.
@@ -112,8 +106,8 @@ impl<'a> Driver<'a> {
 
     /// Every distinct finding so far, in the order found (secrets not yet redacted: the
     /// report of [`Driver::finish`] is the redacted one).
-    pub fn findings(&self) -> &[Finding] {
-        &self.campaign.findings
+    pub fn findings(&self) -> std::cell::Ref<'_, [Finding]> {
+        self.campaign.shared.findings()
     }
 
     /// A finding of `invariant` about `ex` (tool, probe label, request and response excerpts
@@ -220,7 +214,9 @@ impl<'a> Driver<'a> {
             return false;
         }
         self.campaign.listen_to_server_stream();
-        self.campaign.generated_phase(&tools, valid, invalid).await;
+        self.campaign
+            .generated_phase(&tools, valid, invalid, false)
+            .await;
         self.campaign.report_wedge();
         true
     }

@@ -110,7 +110,8 @@ impl Campaign<'_> {
         // A hang costs a whole deadline per case; once the sweep found the tool blows its
         // deadline under one, a hang can only find that again.
         let deadline_known = self
-            .findings
+            .shared
+            .findings()
             .iter()
             .any(|f| f.code == DEADLINE_EXCEEDED.code && f.tool.as_deref() == Some(tool));
         let mut all = vec![Fault::ok_default()];
@@ -128,7 +129,7 @@ impl Campaign<'_> {
             Config::default(),
             TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
         );
-        (self.on_event)(&Event::FaultProperties { tool, cases });
+        self.shared.emit(&Event::FaultProperties { tool, cases });
         let started = Instant::now();
         let budget = self.config.tool_budget.min(TOOL_TIME);
         let mut tried = std::collections::HashSet::new();
@@ -167,7 +168,8 @@ impl Campaign<'_> {
             .iter()
             .find(|f| {
                 !self
-                    .findings
+                    .shared
+                    .findings()
                     .iter()
                     .any(|g| g.code == f.code && g.tool.as_deref() == Some(tool))
             })
@@ -253,7 +255,7 @@ impl Campaign<'_> {
             arguments: arguments.clone(),
         };
         let label = format!("tools/call {tool} under {scoped}");
-        (self.on_event)(&Event::Step { label: &label });
+        self.shared.emit(&Event::Step { label: &label });
         if self.session.is_none() {
             self.restart("no server running").await;
         }

@@ -549,7 +549,7 @@ impl Campaign<'_> {
             Some(f) => format!("{} under {}", probe.label(), f.fault().name()),
             None => probe.label(),
         };
-        (self.on_event)(&Event::Step { label: &label });
+        self.shared.emit(&Event::Step { label: &label });
         self.wedge.started += 1;
         if self.session.is_none() && !self.restart("no server running").await {
             return None;

@@ -30,6 +30,12 @@ pub const BOUNDARY_CASES: usize = 48;
 /// boundary cases and invalid-case sites) before the tool is skipped as over budget; less when
 /// the tool's share of the phase's budget is smaller.
 pub const GEN_SETUP_TIME: Duration = Duration::from_secs(5);
+/// A tool's generated phase's time budget by default (`--tool-budget-ms`), in ms: one default
+/// request timeout. A fast tool runs all its cases in a fraction of it; a slow one gets its
+/// baseline call (which this budget does not cut) and what else fits, and since the tool calls
+/// run beside the other phases where they can (`--in-flight`), a slow tool adds about this
+/// much to the time to a verdict.
+pub const DEFAULT_TOOL_BUDGET_MS: u64 = 10_000;
 
 /// How one tool's generated phase ended.
 struct ToolDone {
@@ -91,23 +97,40 @@ impl Campaign<'_> {
     /// cases per tool, after its boundary and hostile cases), within the per-tool time budget
     /// and the phase's budget: each tool gets at most `left / tools left` of
     /// [`super::RunConfig::generated_budget`], and the tools not reached when it is spent are
-    /// recorded as skipped.
+    /// recorded as skipped. With `baseline`, each tool's baseline call is made first (through
+    /// the scheduler, as its first case, when it runs; the tools the phase's budget did not
+    /// reach still get theirs).
     pub(super) async fn generated_phase(
         &mut self,
         tools: &[(String, Value, String)],
         valid: usize,
         invalid: usize,
+        baseline: bool,
     ) {
         let phase_started = Instant::now();
         let (phase_budget, by_run) = self.generated_budget_now();
+        if baseline && (!self.schedules_cases() || phase_budget.is_zero()) {
+            self.baseline_phase().await;
+        }
         if phase_budget.is_zero() && !tools.is_empty() {
             self.budget_spent(tools, 0, phase_budget, by_run);
             return;
         }
         if self.schedules_cases() {
             // Up to --in-flight calls at once across tools (see super::scheduler).
-            self.generated_scheduled(tools, valid, invalid, phase_budget, by_run)
+            let reached = self
+                .generated_scheduled(tools, valid, invalid, phase_budget, by_run, baseline)
                 .await;
+            if baseline {
+                for tool in &tools[reached..] {
+                    if self.gave_up || self.cut_by_budget("baseline calls", 0, 0) {
+                        break;
+                    }
+                    if let Some(arguments) = self.plan.arguments(&tool.0).cloned() {
+                        self.call(&tool.0, arguments, None).await;
+                    }
+                }
+            }
             return;
         }
         for (i, (name, schema, url)) in tools.iter().enumerate() {
@@ -137,7 +160,7 @@ impl Campaign<'_> {
                 skipped: done.skipped,
                 limits: done.limits,
             };
-            (self.on_event)(&Event::ToolGenerated { phase: &phase });
+            self.shared.emit(&Event::ToolGenerated { phase: &phase });
             self.summary.generated.push(phase);
             // Let other tasks (signal handling, the server's readers) run between tools.
             tokio::task::yield_now().await;
@@ -170,7 +193,7 @@ impl Campaign<'_> {
                 budget.as_millis()
             )
         };
-        (self.on_event)(&Event::GeneratedBudgetSpent {
+        self.shared.emit(&Event::GeneratedBudgetSpent {
             covered,
             skipped: rest.len(),
             budget_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
@@ -394,7 +417,7 @@ impl Campaign<'_> {
             phase,
         };
         let label = probe.label();
-        (self.on_event)(&Event::Step { label: &label });
+        self.shared.emit(&Event::Step { label: &label });
         if self.session.is_none() {
             self.restart("no server running").await;
         }

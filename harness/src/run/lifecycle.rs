@@ -53,7 +53,7 @@ impl Campaign<'_> {
         } else {
             self.context().version
         };
-        (self.on_event)(&Event::Step {
+        self.shared.emit(&Event::Step {
             label: "lifecycle order",
         });
         if let Some(old) = self.session.take() {

@@ -228,6 +228,7 @@ impl LiveRun {
                 s.report.summary.skipped_tools = skipped.to_vec();
             }
             Event::Starting { .. }
+            | Event::SecondServer { .. }
             | Event::GeneratedBudgetSpent { .. }
             | Event::Step { .. }
             | Event::FaultPhase { .. }

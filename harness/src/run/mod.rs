@@ -19,6 +19,7 @@ pub mod replay;
 mod retire;
 pub mod scheduler;
 pub mod select;
+mod shared;
 pub mod wire_phase;
 
 use std::time::{Duration, Instant};
@@ -201,7 +202,7 @@ impl RunConfig {
             transport_chaos: true,
             generated: true,
             cases: 64,
-            tool_budget: Duration::from_secs(20),
+            tool_budget: Duration::from_millis(generated::DEFAULT_TOOL_BUDGET_MS),
             generated_budget: Duration::from_secs(120),
             replays: None,
             max_restarts: 10,
@@ -320,6 +321,12 @@ pub enum Event<'a> {
         /// running, a wire frame may have changed the session's state, or a phase starts on
         /// a fresh server. Not counted against `--max-restarts`.
         fresh: bool,
+    },
+    /// A second server process is started for the tool calls, beside the other phases, or
+    /// could not be (see `--in-flight`).
+    SecondServer {
+        /// What happens, for the terminal line.
+        message: &'a str,
     },
     /// A start of the server failed (it did not answer the handshake usably); its output
     /// tail, for the report of a run that could not start.
@@ -961,7 +968,15 @@ impl<'a> Campaign<'a> {
         Ok(Campaign {
             config,
             server,
-            on_event,
+            shared: std::rc::Rc::new(shared::Shared::new(
+                on_event,
+                config
+                    .secrets
+                    .iter()
+                    .map(|(_, v)| v.clone())
+                    .chain(config.server.redactions())
+                    .collect(),
+            )),
             session: None,
             version: match config.version {
                 VersionChoice::Exactly(v) => Some(v),
@@ -972,17 +987,8 @@ impl<'a> Campaign<'a> {
             negotiated: None,
             tools: ToolTable::default(),
             plan: Plan::default(),
-            hits: Vec::new(),
             exact,
             injectors,
-            findings: Vec::new(),
-            seen: std::collections::HashMap::new(),
-            redact: config
-                .secrets
-                .iter()
-                .map(|(_, v)| v.clone())
-                .chain(config.server.redactions())
-                .collect(),
             summary: Summary::default(),
             started: Instant::now(),
             gave_up: false,
@@ -990,7 +996,6 @@ impl<'a> Campaign<'a> {
             tool_deadline: None,
             wedge: recover::WedgeState::default(),
             reach: reach::ReachTable::default(),
-            eof_ignored: false,
             sent_seq: 0,
             failed_methods: std::collections::HashSet::new(),
         })
@@ -1083,7 +1088,8 @@ impl Plan {
 struct Campaign<'a> {
     config: &'a RunConfig,
     server: ServerSpec,
-    on_event: &'a mut dyn FnMut(&Event<'_>),
+    /// The listener and the findings, shared with a side campaign (see [`shared`]).
+    shared: std::rc::Rc<shared::Shared<'a>>,
     session: Option<Session>,
     /// The version asked for in every (re)start, once decided.
     version: Option<ProtocolVersion>,
@@ -1093,14 +1099,8 @@ struct Campaign<'a> {
     negotiated: Option<Negotiated>,
     tools: ToolTable,
     plan: Plan,
-    /// Every finding recorded, as an index into `findings`, repeats included (scenario steps
-    /// read the findings they produced from it).
-    hits: Vec<usize>,
     exact: Vec<(LeakKind, String)>,
     injectors: Option<faults::Injectors>,
-    redact: Vec<String>,
-    findings: Vec<Finding>,
-    seen: std::collections::HashMap<String, usize>,
     summary: Summary,
     started: Instant,
     gave_up: bool,
@@ -1114,9 +1114,6 @@ struct Campaign<'a> {
     wedge: recover::WedgeState,
     /// Which tools reached the fake upstream, learned from every call (see [`reach`]).
     reach: reach::ReachTable,
-    /// Whether a stdio server of this campaign kept running after its stdin closed
-    /// (`stdin-eof-ignored`): later sessions are then killed at once (see [`retire`]).
-    eof_ignored: bool,
     /// How many generated cases the scheduler has sent (their order, see [`scheduler`]).
     sent_seq: u64,
     /// The requests whose well-formed form the server already failed on (died or stopped
@@ -1155,7 +1152,7 @@ fn call_key(tool: &str, arguments: &Value) -> u64 {
     h.finish()
 }
 
-impl Campaign<'_> {
+impl<'a> Campaign<'a> {
     /// The first planned tool that reached the fake upstream, with the smallest arguments that
     /// did (the slow-upstream transport-chaos probes use it).
     fn first_upstream_call(&self) -> Option<(String, Value)> {
@@ -1204,7 +1201,11 @@ impl Campaign<'_> {
         Ok(())
     }
 
-    /// The phases `phases` enables, in order, after [`Campaign::prepare`].
+    /// The phases `phases` enables, in order, after [`Campaign::prepare`]: the protocol probes
+    /// and the wire phase, the tool calls (baseline, generated, under faults), the features,
+    /// transport chaos, the end of the HTTP session, the lifecycle cases and the version probe.
+    /// The tool calls run on a second server beside the others where that changes no finding
+    /// (see [`Campaign::side_for_tool_calls`]), so that a slow tool holds no other phase up.
     async fn phases(&mut self, phases: Phases) {
         let config = self.config;
         let config = RunConfig {
@@ -1215,14 +1216,43 @@ impl Campaign<'_> {
             version_probe: phases.version_probe,
             ..config.clone()
         };
+        let calls = usize::from(config.tool_calls) * self.plan.calls.len();
         let steps = usize::from(config.protocol_probes) * self.plan.probes.len()
-            + usize::from(config.tool_calls) * self.plan.calls.len()
+            + calls
             + usize::from(config.version_probe);
         self.wedge.planned = steps;
-        (self.on_event)(&Event::Planned {
+        self.shared.emit(&Event::Planned {
             tools: self.plan.tools.len(),
             steps,
         });
+        let side = if config.tool_calls && config.generated && !self.gave_up {
+            self.side_for_tool_calls().await
+        } else {
+            None
+        };
+        match side {
+            Some(mut side) => {
+                self.wedge.planned -= calls;
+                side.wedge.planned = calls;
+                futures::join!(side.tool_call_phases(&config), async {
+                    self.protocol_phases(&config, phases).await;
+                    self.later_phases(&config, phases).await;
+                });
+                side.report_wedge();
+                side.close().await;
+                self.absorb(side);
+            }
+            None => {
+                self.protocol_phases(&config, phases).await;
+                self.tool_call_phases(&config).await;
+                self.later_phases(&config, phases).await;
+            }
+        }
+        self.report_wedge();
+    }
+
+    /// The protocol probes and the wire phase; then the HTTP server stream is listened to.
+    async fn protocol_phases(&mut self, config: &RunConfig, phases: Phases) {
         if config.protocol_probes {
             self.probe_phase().await;
         }
@@ -1230,15 +1260,22 @@ impl Campaign<'_> {
             self.wire_phase(config.wire_cases).await;
         }
         self.listen_to_server_stream();
-        if config.tool_calls {
+    }
+
+    /// The tool calls: the baseline call of every tool, the generated cases (the baseline
+    /// calls among them when the scheduler runs), and under a fake upstream the fault phases.
+    async fn tool_call_phases(&mut self, config: &RunConfig) {
+        if !config.tool_calls {
+            return;
+        }
+        if config.generated && !self.gave_up {
+            let tools = self.plan.generated_tools.clone();
+            self.generated_phase(&tools, config.cases, config.cases.div_ceil(2), true)
+                .await;
+        } else {
             self.baseline_phase().await;
         }
-        if config.generated && config.tool_calls && !self.gave_up {
-            let tools = self.plan.generated_tools.clone();
-            self.generated_phase(&tools, config.cases, config.cases.div_ceil(2))
-                .await;
-        }
-        if self.injectors.is_some() && config.tool_calls {
+        if self.injectors.is_some() {
             let tools: Vec<String> = self.reach.reached_tools();
             let faults: Vec<_> = config
                 .faults
@@ -1252,6 +1289,11 @@ impl Campaign<'_> {
             self.fault_property_phase(&tools, &profiles, config.fault_cases)
                 .await;
         }
+    }
+
+    /// The features phase, transport chaos, the end of the HTTP session, the lifecycle cases
+    /// and the version probe.
+    async fn later_phases(&mut self, config: &RunConfig, phases: Phases) {
         if phases.features && !self.gave_up {
             self.features_phase(config.features).await;
         }
@@ -1272,7 +1314,77 @@ impl Campaign<'_> {
         if config.version_probe && !self.gave_up && !self.cut_by_budget("version probe", 0, 1) {
             self.version_probe().await;
         }
-        self.report_wedge();
+    }
+
+    /// A campaign on a second server process of the same command, started and initialized,
+    /// for the tool calls, run beside the other phases; `None` (they then run in turn, on this
+    /// campaign's server) unless that changes no finding: a stdio server (a session is its own
+    /// process: the other phases' restarts and hostile frames never reach it), the case
+    /// scheduler on (`--in-flight` over 1), no fake upstream (its journal is read per call, and
+    /// would mix both servers' requests), and a second process that starts.
+    async fn side_for_tool_calls(&mut self) -> Option<Campaign<'a>> {
+        if !self.schedules_cases() || !matches!(self.server, ServerSpec::Stdio(_)) {
+            return None;
+        }
+        self.shared.emit(&Event::SecondServer {
+            message: "the tool calls run on a second server process, beside the other phases",
+        });
+        let mut side = self.fork();
+        if side.start_session().await.is_ok() {
+            return Some(side);
+        }
+        side.close().await;
+        self.absorb(side);
+        self.shared.emit(&Event::SecondServer {
+            message: "the second server did not start; the tool calls run after the protocol phases, on this one",
+        });
+        None
+    }
+
+    /// A campaign on the same server command, version, tools and plan, recording into the same
+    /// findings, with no server running yet and counts of its own (see [`Campaign::absorb`]).
+    fn fork(&self) -> Campaign<'a> {
+        Campaign {
+            config: self.config,
+            server: self.server.clone(),
+            shared: std::rc::Rc::clone(&self.shared),
+            session: None,
+            version: self.version,
+            only_if_supported: false,
+            server_stream: self.server_stream,
+            negotiated: self.negotiated.clone(),
+            tools: self.tools.clone(),
+            plan: self.plan.clone(),
+            exact: self.exact.clone(),
+            injectors: None,
+            summary: Summary::default(),
+            started: self.started,
+            gave_up: false,
+            called: std::collections::HashSet::new(),
+            tool_deadline: None,
+            wedge: recover::WedgeState::default(),
+            reach: reach::ReachTable::default(),
+            sent_seq: 0,
+            failed_methods: std::collections::HashSet::new(),
+        }
+    }
+
+    /// Adds a forked campaign's counts to this one's (its findings are already recorded).
+    fn absorb(&mut self, side: Campaign<'a>) {
+        let (a, b) = (&mut self.summary, side.summary);
+        a.exchanges += b.exchanges;
+        a.tool_calls += b.tool_calls;
+        a.restarts += b.restarts;
+        a.fresh_restarts += b.fresh_restarts;
+        a.generated.extend(b.generated);
+        a.dropped.add(&b.dropped);
+        for line in b.budget_cut {
+            if !a.budget_cut.contains(&line) {
+                a.budget_cut.push(line);
+            }
+        }
+        self.called.extend(side.called);
+        self.failed_methods.extend(side.failed_methods);
     }
 
     /// Starts the server, performs the handshake, lists the tools and plans the probes and
@@ -1285,7 +1397,7 @@ impl Campaign<'_> {
         let listed = tools.len();
         let unmatched = config.selection.unmatched(&tools);
         let (tools, skipped) = config.selection.split(&tools);
-        (self.on_event)(&Event::Tools {
+        self.shared.emit(&Event::Tools {
             skipped: &skipped,
             unmatched: &unmatched,
             destructive: &select::destructive(&tools),
@@ -1413,7 +1525,7 @@ impl Campaign<'_> {
             let uses = tools.contains(tool);
             let n = if uses { faults.len() } else { 0 };
             let tried = self.reach.tried(tool);
-            (self.on_event)(&Event::FaultPhase {
+            self.shared.emit(&Event::FaultPhase {
                 tool,
                 faults: n,
                 tried,
@@ -1441,7 +1553,7 @@ impl Campaign<'_> {
             crate::session::HttpProbe::Delete,
             crate::session::HttpProbe::DeletedSession,
         ] {
-            (self.on_event)(&Event::Step {
+            self.shared.emit(&Event::Step {
                 label: &format!("HTTP {}", what.label()),
             });
             let ex = match self.session.as_mut() {
@@ -1496,7 +1608,7 @@ impl Campaign<'_> {
 
     async fn try_start(&mut self, version: ProtocolVersion) -> Result<Started, RunError> {
         let describe = self.server.describe();
-        (self.on_event)(&Event::Starting { server: &describe });
+        self.shared.emit(&Event::Starting { server: &describe });
         let transport = self.server.start().await?;
         let mut session = Session::new(transport, ClientConfig::new(version, self.config.timeout));
         match session.initialize().await {
@@ -1512,7 +1624,7 @@ impl Campaign<'_> {
                     self.count(&ex);
                 }
                 let stderr_tail = session.stderr_tail();
-                (self.on_event)(&Event::StartFailed {
+                self.shared.emit(&Event::StartFailed {
                     stderr_tail: &stderr_tail,
                 });
                 session.kill().await;
@@ -1531,7 +1643,7 @@ impl Campaign<'_> {
             self.record(ex);
         }
         self.wedge.note_handshake(&exchanges);
-        (self.on_event)(&Event::Initialized {
+        self.shared.emit(&Event::Initialized {
             negotiated: &negotiated,
         });
         self.negotiated = Some(negotiated);
@@ -1566,30 +1678,12 @@ impl Campaign<'_> {
         ) {
             self.summary.tool_calls += 1;
         }
-        (self.on_event)(&Event::Exchange { exchange: ex });
+        self.shared.emit(&Event::Exchange { exchange: ex });
     }
 
-    fn add(&mut self, findings: Vec<Finding>) {
-        for mut f in findings {
-            self.redact.append(&mut f.redact);
-            match self.seen.entry(f.dedupe_key()) {
-                std::collections::hash_map::Entry::Occupied(at) => {
-                    self.findings[*at.get()].occurrences += 1;
-                    self.hits.push(*at.get());
-                }
-                std::collections::hash_map::Entry::Vacant(slot) => {
-                    slot.insert(self.findings.len());
-                    self.hits.push(self.findings.len());
-                    // Listeners (the findings journal, a partial report) get it redacted
-                    // with what is known now, and in its `redact` everything to redact so
-                    // far; `finish` redacts again with the whole run's.
-                    let mut shown = redacted(&f, &self.redact);
-                    shown.redact.clone_from(&self.redact);
-                    (self.on_event)(&Event::Finding { finding: &shown });
-                    self.findings.push(f);
-                }
-            }
-        }
+    /// Records `findings` (see [`shared::Shared::add`]).
+    fn add(&self, findings: Vec<Finding>) {
+        self.shared.add(findings);
     }
 
     /// Runs one step (under `fault`, when a fake upstream is serving one), judges it, checks
@@ -1617,7 +1711,7 @@ impl Campaign<'_> {
             }
             _ => step.label(),
         };
-        (self.on_event)(&Event::Step { label: &label });
+        self.shared.emit(&Event::Step { label: &label });
         self.wedge.started += 1;
         if self.session.is_none() && !self.restart("no server running").await {
             return None;
@@ -1688,7 +1782,7 @@ impl Campaign<'_> {
         if !counted {
             self.summary.fresh_restarts += 1;
         }
-        (self.on_event)(&Event::Restarted {
+        self.shared.emit(&Event::Restarted {
             reason,
             fresh: !counted,
         });
@@ -1705,7 +1799,7 @@ impl Campaign<'_> {
     /// `initialize` on a fresh process; under 2026-07-28, a `server/discover` whose `_meta`
     /// carries it (which MUST get -32022).
     async fn version_probe(&mut self) {
-        (self.on_event)(&Event::Step {
+        self.shared.emit(&Event::Step {
             label: "version negotiation",
         });
         let version = self.context().version;
@@ -1757,17 +1851,13 @@ impl Campaign<'_> {
 
     fn finish(mut self) -> Report {
         self.report_wedge();
-        let secrets = std::mem::take(&mut self.redact);
-        for f in &mut self.findings {
-            *f = redacted(f, &secrets);
-        }
+        let findings = self.shared.take_redacted();
         self.summary.duration_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(0);
-        self.summary.violations = self
-            .findings
+        self.summary.violations = findings
             .iter()
             .filter(|f| f.severity == Severity::Violation)
             .count() as u64;
-        self.summary.warnings = self.findings.len() as u64 - self.summary.violations;
+        self.summary.warnings = findings.len() as u64 - self.summary.violations;
         if self.config.faults.is_active() {
             self.summary.upstream = self.reach.tools().to_vec();
         }
@@ -1788,7 +1878,7 @@ impl Campaign<'_> {
                     .map_or_else(String::new, |n| n.answered.clone()),
             },
             summary: self.summary,
-            findings: self.findings,
+            findings,
             versions: Vec::new(),
             outcome: live::RunOutcome::Completed,
             interrupted: false,

@@ -25,7 +25,7 @@ impl Campaign<'_> {
     /// its stdin closing, unless an earlier session of the campaign already ignored it (then it
     /// is killed at once).
     pub(super) async fn retire(&mut self, session: Session) {
-        if self.eof_ignored {
+        if self.shared.eof_ignored() {
             session.kill().await;
             return;
         }
@@ -37,7 +37,7 @@ impl Campaign<'_> {
         let stderr = session.stderr_tail();
         let outcome = session.shutdown().await;
         if let Some(f) = oracle::stdin_eof::check(&self.context(), &outcome, grace, &stderr) {
-            self.eof_ignored = true;
+            self.shared.set_eof_ignored();
             self.add(vec![f]);
         }
     }

@@ -52,6 +52,12 @@ const RECENT: usize = 512;
 const PING: usize = usize::MAX;
 /// A call that takes this long makes its tool slow: one call of it at a time from then on.
 pub const SLOW_CALL: Duration = Duration::from_millis(1_000);
+/// The phase of a lane's first case when the scheduler also makes the baseline calls: the
+/// tool's call with its planned arguments, sent and judged as the baseline phase's
+/// (`tools/call NAME`, the same finding fingerprints), with the client's whole wait (it is
+/// not bounded by the tool's time budget, as the serial baseline call is not), and no
+/// replay file.
+const BASELINE: &str = "baseline";
 
 /// A random case's value tree, kept for shrinking.
 enum Tree {
@@ -59,7 +65,8 @@ enum Tree {
     Invalid(Box<dyn ValueTree<Value = (Value, Violation)>>),
 }
 
-/// A case waiting for its turn.
+/// A case waiting for its turn: a generated case, or (phase [`BASELINE`]) the tool's
+/// baseline call with its planned arguments.
 struct Pending {
     value: Value,
     violation: Option<Violation>,
@@ -133,7 +140,10 @@ struct Lane {
     /// When it was retired (its elapsed time ends there).
     ended: Option<Instant>,
     budget: Duration,
+    /// Generated calls sent (the summary's count).
     calls: u64,
+    /// Calls sent, the baseline call included (the budget binds once one was).
+    sent: u64,
     in_flight: usize,
     /// A call of the tool went unanswered: its other cases are skipped.
     stalled: bool,
@@ -153,7 +163,7 @@ impl Lane {
     /// generator can take a small share of the phase (5 000 tools) whole, and a tool the
     /// scheduler took on gets at least one case, as in the serial phase.
     fn over(&self) -> bool {
-        self.calls > 0 && self.started.elapsed() >= self.budget
+        self.sent > 0 && self.started.elapsed() >= self.budget
     }
 
     /// Milliseconds from its start to its retirement (or to now).
@@ -261,7 +271,9 @@ impl Campaign<'_> {
     /// The generated phase through the scheduler (see the module docs): `valid` valid and
     /// `invalid` invalid random cases per tool after its boundary and hostile cases, each
     /// tool within `--tool-budget-ms` and the phase within its budget (`by_run`: a share of
-    /// `--budget-ms`); the tools not reached within it are recorded as skipped.
+    /// `--budget-ms`); the tools not reached within it are recorded as skipped. With
+    /// `baseline`, each tool's baseline call is its first case (the baseline phase is then
+    /// not run on its own). Returns how many of `tools` it reached.
     pub(super) async fn generated_scheduled(
         &mut self,
         tools: &[(String, Value, String)],
@@ -269,7 +281,8 @@ impl Campaign<'_> {
         invalid: usize,
         phase_budget: Duration,
         by_run: bool,
-    ) {
+        baseline: bool,
+    ) -> usize {
         let phase_started = Instant::now();
         let budget = phase_budget.min(self.config.tool_budget);
         let k = self.config.in_flight.max(1);
@@ -332,7 +345,7 @@ impl Campaign<'_> {
                 && phase_started.elapsed() < phase_budget
                 && lanes.iter().filter(|l| !l.finished()).count() < k
             {
-                let (name, schema, url) = &tools[next_tool];
+                let planned = &tools[next_tool];
                 let share = share(
                     budget,
                     phase_budget,
@@ -341,7 +354,7 @@ impl Campaign<'_> {
                     k,
                 );
                 next_tool += 1;
-                let lane = self.lane(name, schema, url, valid, invalid, share);
+                let lane = self.lane(planned, valid, invalid, share, baseline);
                 lanes.push(lane);
             }
             // Refill.
@@ -362,12 +375,14 @@ impl Campaign<'_> {
                 if self.called.contains(&key) || !submitted.insert(key) {
                     continue;
                 }
+                let baseline = case.phase == BASELINE;
                 let Some(flight) = self.launch(&lanes[li], li, case).await else {
                     due = true;
                     break;
                 };
                 lanes[li].in_flight += 1;
-                lanes[li].calls += 1;
+                lanes[li].sent += 1;
+                lanes[li].calls += u64::from(!baseline);
                 flights.push(flight);
             }
             if let Some(label) = restart.take() {
@@ -547,7 +562,7 @@ impl Campaign<'_> {
             // The tools not yet at work run one call at a time too.
             while next_tool < tools.len() && !self.gave_up && phase_started.elapsed() < phase_budget
             {
-                let (name, schema, url) = &tools[next_tool];
+                let planned = &tools[next_tool];
                 let share = share(
                     budget,
                     phase_budget,
@@ -556,7 +571,7 @@ impl Campaign<'_> {
                     1,
                 );
                 next_tool += 1;
-                let lane = self.lane(name, schema, url, valid, invalid, share);
+                let lane = self.lane(planned, valid, invalid, share, baseline);
                 lanes.push(lane);
                 let last = lanes.len() - 1;
                 self.serial_rest(&mut lanes[last..], phase_started, phase_budget)
@@ -585,7 +600,7 @@ impl Campaign<'_> {
                 None
             };
             let mut skipped = lane.skipped.clone();
-            if skipped.is_none() && lane.calls == 0 && (lane.has_cases() || lane.left_over) {
+            if skipped.is_none() && lane.sent == 0 && (lane.has_cases() || lane.left_over) {
                 skipped = Some(format!(
                     "the generated phase's budget ({} ms) was spent before its first case was sent",
                     phase_budget.as_millis()
@@ -600,25 +615,25 @@ impl Campaign<'_> {
                 skipped,
                 limits: lane.limits,
             };
-            (self.on_event)(&Event::ToolGenerated { phase: &phase });
+            self.shared.emit(&Event::ToolGenerated { phase: &phase });
             self.summary.generated.push(phase);
         }
         if next_tool < tools.len() && !self.gave_up {
             self.budget_spent(&tools[next_tool..], next_tool, phase_budget, by_run);
         }
+        next_tool
     }
 
     /// One tool's cases, in the serial phase's order: boundary and hostile cases queued,
     /// random valid then random invalid ones drawn as they are sent (with their trees, for
-    /// shrinking).
+    /// shrinking); with `baseline`, the tool's baseline call first (see [`BASELINE`]).
     fn lane(
         &mut self,
-        tool: &str,
-        input_schema: &Value,
-        url_base: &str,
+        (tool, input_schema, url_base): &(String, Value, String),
         valid: usize,
         invalid: usize,
         budget: Duration,
+        baseline: bool,
     ) -> Lane {
         let started = Instant::now();
         let mut lane = Lane {
@@ -630,6 +645,7 @@ impl Campaign<'_> {
             ended: None,
             budget,
             calls: 0,
+            sent: 0,
             in_flight: 0,
             stalled: false,
             capped: false,
@@ -638,6 +654,14 @@ impl Campaign<'_> {
             skipped: None,
             limits: Vec::new(),
         };
+        if baseline && let Some(arguments) = self.plan.arguments(tool) {
+            lane.queue.push_back(Pending {
+                value: arguments.clone(),
+                violation: None,
+                phase: BASELINE,
+                tree: None,
+            });
+        }
         let version = self.context().version;
         let schema = schema_for(input_schema, version);
         let mut opts = GenOptions::with_url_base(url_base);
@@ -706,23 +730,36 @@ impl Campaign<'_> {
     /// Sends one case; `None` when no server is running or the frame could not be written
     /// (the caller drains and checks liveness).
     async fn launch(&mut self, lane: &Lane, li: usize, case: Pending) -> Option<Flight> {
-        let probe = Probe::Generated {
-            tool: lane.tool.clone(),
-            arguments: case.value.clone(),
-            violation: case.violation.clone(),
-            phase: case.phase,
+        let baseline = case.phase == BASELINE;
+        let probe = if baseline {
+            self.wedge.started += 1;
+            Probe::ToolCall {
+                tool: lane.tool.clone(),
+                arguments: case.value.clone(),
+            }
+        } else {
+            Probe::Generated {
+                tool: lane.tool.clone(),
+                arguments: case.value.clone(),
+                violation: case.violation.clone(),
+                phase: case.phase,
+            }
         };
         let label = probe.label();
-        (self.on_event)(&Event::Step { label: &label });
+        self.shared.emit(&Event::Step { label: &label });
         let timeout = self.config.timeout;
         let session = self.session.as_mut()?;
         let client_max = session.config().max_timeout.max(timeout);
         let id = session.next_id();
         let bytes = session.call_frame(&id, &lane.tool, &case.value);
         let sent_at = Instant::now();
-        let cap = (lane.started + lane.budget)
-            .saturating_duration_since(sent_at)
-            .clamp(timeout, client_max);
+        let cap = if baseline {
+            client_max
+        } else {
+            (lane.started + lane.budget)
+                .saturating_duration_since(sent_at)
+                .clamp(timeout, client_max)
+        };
         let post = session.submit(&bytes).await.ok()?;
         self.sent_seq += 1;
         Some(Flight {
@@ -938,6 +975,10 @@ impl Campaign<'_> {
         let mut done = std::mem::take(window);
         done.sort_by_key(|d| d.seq);
         for d in done {
+            if matches!(d.exchange.probe, Probe::ToolCall { .. }) {
+                self.add(d.findings);
+                continue;
+            }
             let violation = d.findings.iter().any(|f| f.severity == Severity::Violation);
             if violation && d.tree.is_some() {
                 to_shrink.push(d);
@@ -1040,17 +1081,20 @@ impl Campaign<'_> {
                     phase,
                     ..
                 } => (arguments.clone(), violation.clone(), *phase),
+                Probe::ToolCall { arguments, .. } => {
+                    // The baseline call, run again as the baseline phase runs it.
+                    let mark = self.shared.hits_len();
+                    self.call(&tool, arguments.clone(), None).await;
+                    found |= self.died_since(mark);
+                    continue;
+                }
                 _ => continue,
             };
             // Every case of the window runs again, one at a time, each followed by a ping:
             // the one that kills the server is named, and so is any later one that does too.
             self.tool_deadline = Some(lanes[d.lane].started + lanes[d.lane].budget);
             let outcome = self.run_case(&tool, arguments, violation, phase).await;
-            let died = outcome.findings.iter().any(|f| {
-                f.code == crate::finding::SERVER_DIED.code
-                    || f.code == crate::finding::NOT_ALIVE.code
-                    || f.code == crate::finding::CRASH_ON_INPUT.code
-            });
+            let died = outcome.findings.iter().any(|f| kills(&f.code));
             found |= died;
             self.finish_case(&tool, outcome, d.tree).await;
             self.tool_deadline = None;
@@ -1059,6 +1103,16 @@ impl Campaign<'_> {
             self.add(alive);
         }
         !self.gave_up
+    }
+
+    /// Whether a finding recorded since `mark` (a [`super::shared::Shared::hits_len`]) says
+    /// the server died or stopped answering.
+    fn died_since(&self, mark: usize) -> bool {
+        let found = self.shared.findings();
+        self.shared
+            .hits_since(mark)
+            .into_iter()
+            .any(|i| kills(&found[i].code))
     }
 
     /// The rest of every tool's cases one call at a time, each followed by its ping, as in the
@@ -1079,6 +1133,12 @@ impl Campaign<'_> {
                 if self.already_called(&tool, &case.value) {
                     continue;
                 }
+                if case.phase == BASELINE {
+                    lane.sent += 1;
+                    self.call(&tool, case.value, None).await;
+                    continue;
+                }
+                lane.sent += 1;
                 self.tool_deadline = Some(lane.started + lane.budget);
                 let outcome = self
                     .run_case(&tool, case.value, case.violation, case.phase)
@@ -1098,6 +1158,11 @@ impl Campaign<'_> {
     /// Records a finished case of a window that passed its liveness check: its findings, its
     /// violation shrunk (one call at a time) when it has a tree.
     async fn settle(&mut self, d: Done, lanes: &[Lane]) {
+        if matches!(d.exchange.probe, Probe::ToolCall { .. }) {
+            // The baseline call: recorded as the baseline phase records it.
+            self.add(d.findings);
+            return;
+        }
         let tool = lanes[d.lane].tool.clone();
         let outcome = CaseOutcome {
             missed: matches!(d.exchange.outcome, Outcome::NoAnswer),
@@ -1156,6 +1221,13 @@ fn share(
     (left / tools).saturating_mul(slots).min(tool_budget)
 }
 
+/// Whether a finding of invariant `code` says the server died or stopped answering.
+fn kills(code: &str) -> bool {
+    code == crate::finding::SERVER_DIED.code
+        || code == crate::finding::NOT_ALIVE.code
+        || code == crate::finding::CRASH_ON_INPUT.code
+}
+
 /// The request bytes of the window's cases (see [`WINDOW_BYTES`]).
 fn window_bytes(window: &[Done]) -> usize {
     window.iter().map(|d| d.exchange.sent.len()).sum()
@@ -1167,19 +1239,23 @@ fn unwind(window: &mut Vec<Done>, lanes: &mut [Lane]) {
     let mut done = std::mem::take(window);
     done.sort_by_key(|d| std::cmp::Reverse(d.seq));
     for d in done {
-        let Probe::Generated {
-            arguments,
-            violation,
-            phase,
-            ..
-        } = d.exchange.probe
-        else {
-            continue;
+        let (value, violation, phase) = match d.exchange.probe {
+            Probe::Generated {
+                arguments,
+                violation,
+                phase,
+                ..
+            } => (arguments, violation, phase),
+            Probe::ToolCall { arguments, .. } => (arguments, None, BASELINE),
+            _ => continue,
         };
         let lane = &mut lanes[d.lane];
-        lane.calls = lane.calls.saturating_sub(1);
+        lane.sent = lane.sent.saturating_sub(1);
+        if phase != BASELINE {
+            lane.calls = lane.calls.saturating_sub(1);
+        }
         lane.queue.push_front(Pending {
-            value: arguments,
+            value,
             violation,
             phase,
             tree: d.tree,
@@ -1198,7 +1274,8 @@ fn requeue(flights: &mut Vec<Flight>, lanes: &mut [Lane], submitted: &mut HashSe
         }
         let lane = &mut lanes[f.lane];
         lane.in_flight -= 1;
-        lane.calls -= 1;
+        lane.sent -= 1;
+        lane.calls -= u64::from(f.case.phase != BASELINE);
         submitted.remove(&call_key(&lane.tool, &f.case.value));
         lane.queue.push_front(f.case);
     }
@@ -1339,6 +1416,7 @@ mod tests {
             ended: None,
             budget: Duration::from_secs(60),
             calls: 0,
+            sent: 0,
             in_flight,
             stalled: false,
             capped: false,
@@ -1358,7 +1436,7 @@ mod tests {
         assert_eq!(pick(&[l], 4), Some(0));
         let mut l = lane(0, false, 0, 3);
         l.budget = Duration::ZERO;
-        l.calls = 1;
+        l.sent = 1;
         assert!(l.over());
         assert!(!l.has_work());
         assert!(l.finished());

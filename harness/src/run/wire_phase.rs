@@ -360,7 +360,7 @@ impl Campaign<'_> {
                 )
             });
             let label = format!("wire frame {case} ({what})");
-            (self.on_event)(&super::Event::Step { label: &label });
+            self.shared.emit(&super::Event::Step { label: &label });
             let probe = Probe::Wire {
                 case,
                 what: what.clone(),
