@@ -222,6 +222,20 @@ catalog! {
          reported once, and the rest of the phase runs one request at a time, so that nothing \
          false follows from the mix-up. Fix: keep each request's id with its own handler (no \
          shared state between calls in flight) and write its response with that id.";
+    CONCURRENT_REQUESTS_DROPPED = "MC120", "concurrent-requests-dropped", "basic/index#responses",
+        "A request sent while others are in flight is answered as it would be alone.",
+        "A client may have several requests outstanding at once (JSON-RPC ids exist to match \
+         the answers), and MCP clients do: a model calls tools in parallel, and progress and \
+         cancellation presuppose a server that keeps reading while a call runs. mcp-chaos keeps \
+         up to --in-flight tools/call requests outstanding in the generated phase; when a call \
+         sent while others were in flight gets no response within its deadline, it is sent \
+         again alone on a fresh server. Answered then, the server dropped or stalled it because \
+         of the others: it reads one request at a time and blocks on it, or loses a request \
+         that arrives while another is pending. A warning (what a server owes a burst of \
+         requests is not a MUST), reported once; the rest of the phase runs one request at a \
+         time, so that nothing false follows from concurrency. Fix: handle each request in its \
+         own task (async handlers, a worker per call), never block the read loop on a call's \
+         work, and keep every pending request until it is answered.";
     BUSINESS_FAILURE_AS_PROTOCOL_ERROR = "MC201", "business-failure-as-protocol-error", "server/tools#error-handling",
         "A tool whose upstream failed answers with a CallToolResult (isError: true), not a JSON-RPC error.",
         "API failures and business logic errors are tool execution errors: they belong inside the \

@@ -10,6 +10,7 @@ pub mod business_failure;
 pub mod capability_gating;
 pub mod chaos;
 pub mod concurrency;
+pub mod concurrent_dropped;
 pub mod deadline;
 pub mod empty_resource_contents;
 pub mod error_codes;

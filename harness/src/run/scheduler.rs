@@ -227,6 +227,9 @@ struct Flight {
     answered: Option<usize>,
     http_done: bool,
     outcome: Option<Outcome>,
+    /// Another call was in flight at some point while this one was: left unanswered, it is
+    /// sent again alone before it is judged (see [`oracle::concurrent_dropped`]).
+    company: bool,
 }
 
 impl Flight {
@@ -308,13 +311,16 @@ impl Campaign<'_> {
         let mut recent: VecDeque<AnsweredCall> = VecDeque::new();
         // That second answer: the call whose id it carries, the raw answer, the calls out.
         let mut mixed: Option<(AnsweredCall, Vec<u8>, usize)> = None;
+        // A call left unanswered while others were in flight, and how many were: it runs
+        // again alone before it is judged, and the phase goes on one call at a time.
+        let mut dropped: Option<(Flight, usize)> = None;
         if self.session.is_none() {
             self.restart("no server running").await;
         }
         if let Some(s) = self.session.as_mut() {
             s.begin_batch();
         }
-        loop {
+        'cases: loop {
             if self.gave_up {
                 break;
             }
@@ -376,10 +382,14 @@ impl Campaign<'_> {
                     continue;
                 }
                 let baseline = case.phase == BASELINE;
-                let Some(flight) = self.launch(&lanes[li], li, case).await else {
+                let Some(mut flight) = self.launch(&lanes[li], li, case).await else {
                     due = true;
                     break;
                 };
+                for other in flights.iter_mut().filter(|f| f.lane != PING) {
+                    other.company = true;
+                    flight.company = true;
+                }
                 lanes[li].in_flight += 1;
                 lanes[li].sent += 1;
                 lanes[li].calls += u64::from(!baseline);
@@ -494,6 +504,12 @@ impl Campaign<'_> {
                     continue;
                 }
                 lanes[f.lane].in_flight -= 1;
+                if f.company && matches!(f.outcome, Some(Outcome::NoAnswer)) {
+                    // Not judged as it is: the others in flight may be why it went unanswered.
+                    let out = flights.iter().filter(|f| f.lane != PING).count() + 1;
+                    dropped = Some((f, out));
+                    break 'cases;
+                }
                 let (done, anomaly) = self.land(f, &mut lanes);
                 due |= anomaly;
                 if let Expect::Response { id, .. } = &done.exchange.expect
@@ -538,6 +554,7 @@ impl Campaign<'_> {
                 due = true;
             }
         }
+        let serial = mixed.is_some() || dropped.is_some();
         if let Some((earlier, stray, in_flight)) = mixed {
             let finding = oracle::concurrency::check(
                 &self.context(),
@@ -557,6 +574,25 @@ impl Campaign<'_> {
             unwind(&mut window, &mut lanes);
             self.fresh_restart("the server mixed up concurrent requests")
                 .await;
+        }
+        if let Some((f, in_flight)) = dropped {
+            requeue(&mut flights, &mut lanes, &mut submitted);
+            unwind(&mut window, &mut lanes);
+            let label = f.probe.label();
+            self.fresh_restart(&format!(
+                "{label} went unanswered with {in_flight} calls in flight; it runs again alone"
+            ))
+            .await;
+            self.alone(f, in_flight, &mut lanes).await;
+        }
+        if serial {
+            // Each tool's budget starts again: the time it lost to the server's handling of
+            // concurrent requests (a deadline waited out for a dropped call) is not its own.
+            let now = Instant::now();
+            for lane in lanes.iter_mut().filter(|l| l.has_cases()) {
+                lane.started = now;
+                lane.ended = None;
+            }
             self.serial_rest(&mut lanes, phase_started, phase_budget)
                 .await;
             // The tools not yet at work run one call at a time too.
@@ -781,6 +817,7 @@ impl Campaign<'_> {
             answered: None,
             http_done: false,
             outcome: None,
+            company: false,
         })
     }
 
@@ -918,6 +955,7 @@ impl Campaign<'_> {
             answered: None,
             http_done: false,
             outcome: None,
+            company: false,
         })
     }
 
@@ -1152,6 +1190,55 @@ impl Campaign<'_> {
                 self.finish_case(&tool, outcome, case.tree).await;
                 self.tool_deadline = None;
             }
+        }
+    }
+
+    /// Sends the case of `f` (a call left unanswered while `in_flight` calls were out) again,
+    /// alone on the fresh server, followed by its ping: answered now, the server dropped or
+    /// stalled it because of the others (`concurrent-requests-dropped`, a warning); unanswered
+    /// again, it is judged as any call is (`no-response`). Either way it is recorded.
+    async fn alone(&mut self, f: Flight, in_flight: usize, lanes: &mut [Lane]) {
+        let label = f.probe.label();
+        let lane = &mut lanes[f.lane];
+        let tool = lane.tool.clone();
+        let answered_in = if f.case.phase == BASELINE {
+            lane.sent += 1;
+            self.call(&tool, f.case.value, None)
+                .await
+                .filter(|ex| matches!(ex.outcome, Outcome::Answered { .. }))
+                .map(|ex| ex.elapsed)
+        } else {
+            lane.sent += 1;
+            lane.calls += 1;
+            self.tool_deadline = Some(lane.started + lane.budget);
+            let outcome = self
+                .run_case(&tool, f.case.value, f.case.violation, f.case.phase)
+                .await;
+            self.tool_deadline = None;
+            let answered_in = matches!(outcome.exchange.outcome, Outcome::Answered { .. })
+                .then_some(outcome.exchange.elapsed);
+            match outcome.exchange.outcome {
+                Outcome::NoAnswer if outcome.missed => lane.stalled = true,
+                Outcome::Abandoned => lane.capped = true,
+                _ => {}
+            }
+            self.finish_case(&tool, outcome, f.case.tree).await;
+            answered_in
+        };
+        if let Some(elapsed) = answered_in {
+            let finding = oracle::concurrent_dropped::check(
+                &self.context(),
+                &oracle::concurrent_dropped::Dropped {
+                    label: &label,
+                    tool: &tool,
+                    request: &f.bytes,
+                    request_len: f.bytes.len(),
+                    in_flight,
+                    timeout_ms: u64::try_from(f.timeout.as_millis()).unwrap_or(u64::MAX),
+                    alone_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                },
+            );
+            self.add(vec![finding]);
         }
     }
 

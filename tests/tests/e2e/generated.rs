@@ -51,7 +51,7 @@ macro_rules! generated_tests {
         /// The flaws covered here (and `crash-on-nul`, `stall-on-long-text`,
         /// `crash-on-500th-call` and `mix-up-concurrent-requests`, below).
         pub const GENERATED_FLAWS: &[&str] =
-            &["crash-on-nul", "stall-on-long-text", "crash-on-500th-call", "mix-up-concurrent-requests", $($flaw),*];
+            &["crash-on-nul", "stall-on-long-text", "crash-on-500th-call", "mix-up-concurrent-requests", "drop-concurrent-calls", $($flaw),*];
         $(
             #[doc = concat!("`", $flaw, "` is caught as `", $invariant, "`.")]
             #[test]
@@ -149,6 +149,37 @@ fn a_server_that_mixes_up_requests_in_flight_is_then_driven_one_at_a_time() {
         .collect();
     assert_eq!(mixed.len(), 1, "{}", run.stdout);
     assert_eq!(mixed[0]["occurrences"], 1, "{:#}", mixed[0]);
+    for tool in ["echo", "add", "big"] {
+        assert!(
+            phase(&run, tool)["calls"].as_u64() > Some(16),
+            "{tool}: {}",
+            run.stdout
+        );
+    }
+}
+
+/// A server that drops a call arriving while another is in flight (`drop-concurrent-calls`;
+/// every call is answered one at a time) is reported once as `concurrent-requests-dropped`, a
+/// warning, and nothing else: the call it gave up on is sent again alone and answered, so no
+/// `no-response`; the phase completes one request at a time, every tool getting its cases. The
+/// correct fixture with calls in flight gives no finding at all (the first test above).
+#[test]
+fn a_server_that_drops_requests_in_flight_is_reported_and_then_driven_one_at_a_time() {
+    let run = generated_run(&["drop-concurrent-calls"], &["--in-flight", "8"]);
+    assert_eq!(
+        run.invariants(),
+        vec!["concurrent-requests-dropped".to_owned()],
+        "{}",
+        run.stdout
+    );
+    let dropped = &run.findings()[0];
+    assert_eq!(dropped["severity"], "warning", "{dropped:#}");
+    assert_eq!(dropped["occurrences"], 1, "{dropped:#}");
+    let message = dropped["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("when sent alone") && message.contains("calls were in flight"),
+        "{message}"
+    );
     for tool in ["echo", "add", "big"] {
         assert!(
             phase(&run, tool)["calls"].as_u64() > Some(16),
