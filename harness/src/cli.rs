@@ -503,10 +503,13 @@ struct CommonArgs {
 
     /// Most tools/call requests outstanding at once in the generated phase, across tools (a
     /// tool takes at most half of them while another has cases to send, a slow one only
-    /// one), with one liveness ping per 32 cases (or 64 KiB of requests) or after anything odd; when the server dies or stops answering, the cases
-    /// since the last good ping are replayed one at a time to name the one that did it. 1:
-    /// one call at a time, each followed by a ping. Under a fake upstream (--upstream-env,
-    /// --proxy, --url-args) the phase runs one call at a time.
+    /// one), with one liveness ping per 32 cases (or 64 KiB of requests) or after anything
+    /// odd; when the server dies or stops answering, the cases since the last good ping are
+    /// replayed one at a time to name the one that did it, and a call left unanswered among
+    /// others runs again alone before it is judged. Above 1, the tool calls of a stdio server
+    /// run on a second server process, beside the other phases (a slow tool holds none of them
+    /// up). 1: every phase on one server, one call at a time, each followed by a ping. Under a
+    /// fake upstream (--upstream-env, --proxy, --url-args) the phase runs one call at a time.
     #[arg(
         long,
         value_name = "K",

@@ -228,8 +228,8 @@ catalog! {
          the answers), and MCP clients do: a model calls tools in parallel, and progress and \
          cancellation presuppose a server that keeps reading while a call runs. mcp-chaos keeps \
          up to --in-flight tools/call requests outstanding in the generated phase; when a call \
-         sent while others were in flight gets no response within its deadline, it is sent \
-         again alone on a fresh server. Answered then, the server dropped or stalled it because \
+         sent while others were in flight gets no response within its deadline, and reported \
+         no progress, it is sent again alone on a fresh server. Answered then, the server dropped or stalled it because \
          of the others: it reads one request at a time and blocks on it, or loses a request \
          that arrives while another is pending. A warning (what a server owes a burst of \
          requests is not a MUST), reported once; the rest of the phase runs one request at a \

@@ -8,8 +8,9 @@
 //! cancellation during a call), and a server that stops reading while one call runs, or loses a
 //! request that arrives while another is pending, stalls them. The case scheduler
 //! (`--in-flight`, see `run::scheduler`) keeps several `tools/call` requests outstanding; a
-//! call that got no response within its deadline while others were in flight is sent again
-//! alone on a fresh server, and this finding is made when it is then answered. A warning,
+//! call that got no response within its deadline while others were in flight, and reported no
+//! progress, is sent again alone on a fresh server, and this finding is made when it is then
+//! answered. A warning,
 //! reported once per run; the rest of the phase runs one request at a time.
 
 use super::{Context, safe_excerpt_of};
@@ -52,7 +53,7 @@ pub fn check(ctx: &Context<'_>, seen: &Dropped<'_>) -> Finding {
         ),
     );
     f.tool = Some(seen.tool.to_owned());
-    f.probe = format!("{} requests in flight", seen.in_flight.max(2));
+    f.probe = "tools/call among calls in flight".to_owned();
     f.request = Some(safe_excerpt_of(seen.request, seen.request_len));
     f
 }
@@ -80,7 +81,7 @@ mod tests {
         assert_eq!(f.code, "MC120");
         assert_eq!(f.severity, Severity::Warning);
         assert_eq!(f.tool.as_deref(), Some("echo"));
-        assert_eq!(f.probe, "8 requests in flight");
+        assert_eq!(f.probe, "tools/call among calls in flight");
         assert!(
             f.message.contains("within 10000 ms while 8 calls")
                 && f.message.contains("answered in 3 ms"),

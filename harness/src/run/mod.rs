@@ -985,8 +985,8 @@ impl<'a> Campaign<'a> {
             only_if_supported,
             server_stream: false,
             negotiated: None,
-            tools: ToolTable::default(),
-            plan: Plan::default(),
+            tools: std::rc::Rc::default(),
+            plan: std::rc::Rc::default(),
             exact,
             injectors,
             summary: Summary::default(),
@@ -1097,8 +1097,11 @@ struct Campaign<'a> {
     /// Whether new sessions open the HTTP standalone stream (after the GET probe).
     server_stream: bool,
     negotiated: Option<Negotiated>,
-    tools: ToolTable,
-    plan: Plan,
+    /// The tools' output schemas, compiled; shared with a side campaign.
+    tools: std::rc::Rc<ToolTable>,
+    /// The probes and calls planned; shared with a side campaign (large for thousands of
+    /// tools).
+    plan: std::rc::Rc<Plan>,
     exact: Vec<(LeakKind, String)>,
     injectors: Option<faults::Injectors>,
     summary: Summary,
@@ -1269,9 +1272,14 @@ impl<'a> Campaign<'a> {
             return;
         }
         if config.generated && !self.gave_up {
-            let tools = self.plan.generated_tools.clone();
-            self.generated_phase(&tools, config.cases, config.cases.div_ceil(2), true)
-                .await;
+            let plan = std::rc::Rc::clone(&self.plan);
+            self.generated_phase(
+                &plan.generated_tools,
+                config.cases,
+                config.cases.div_ceil(2),
+                true,
+            )
+            .await;
         } else {
             self.baseline_phase().await;
         }
@@ -1353,8 +1361,8 @@ impl<'a> Campaign<'a> {
             only_if_supported: false,
             server_stream: self.server_stream,
             negotiated: self.negotiated.clone(),
-            tools: self.tools.clone(),
-            plan: self.plan.clone(),
+            tools: std::rc::Rc::clone(&self.tools),
+            plan: std::rc::Rc::clone(&self.plan),
             exact: self.exact.clone(),
             injectors: None,
             summary: Summary::default(),
@@ -1393,7 +1401,7 @@ impl<'a> Campaign<'a> {
         let config = self.config;
         self.start_session().await?;
         let tools = self.list_tools_checked().await;
-        self.tools = ToolTable::new(&tools, self.context().version);
+        self.tools = std::rc::Rc::new(ToolTable::new(&tools, self.context().version));
         let listed = tools.len();
         let unmatched = config.selection.unmatched(&tools);
         let (tools, skipped) = config.selection.split(&tools);
@@ -1439,7 +1447,7 @@ impl<'a> Campaign<'a> {
         }
         plan.tools = tools;
         self.summary.tools = listed as u64;
-        self.plan = plan;
+        self.plan = std::rc::Rc::new(plan);
         Ok(())
     }
 
@@ -1477,13 +1485,13 @@ impl<'a> Campaign<'a> {
     /// Calls every listed tool once with its planned arguments (under a fake upstream, each
     /// call's upstream requests go into the reach table, as every call's do).
     async fn baseline_phase(&mut self) {
-        let calls = self.plan.calls.clone();
-        let total = calls.len();
-        for (i, (tool, arguments)) in calls.into_iter().enumerate() {
+        let plan = std::rc::Rc::clone(&self.plan);
+        let total = plan.calls.len();
+        for (i, (tool, arguments)) in plan.calls.iter().enumerate() {
             if self.gave_up || self.cut_by_budget("baseline calls", i, total) {
                 break;
             }
-            self.call(&tool, arguments, None).await;
+            self.call(tool, arguments.clone(), None).await;
         }
     }
 
@@ -1520,8 +1528,8 @@ impl<'a> Campaign<'a> {
     /// Calls each of `tools` once under each of `faults`, with the smallest arguments that
     /// reached the upstream (the planned ones for a tool that never did).
     async fn fault_phase(&mut self, tools: &[String], faults: &[mcp_chaos_faults::ScopedFault]) {
-        let calls = self.plan.calls.clone();
-        for (tool, planned) in &calls {
+        let plan = std::rc::Rc::clone(&self.plan);
+        for (tool, planned) in &plan.calls {
             let uses = tools.contains(tool);
             let n = if uses { faults.len() } else { 0 };
             let tried = self.reach.tried(tool);

@@ -31,13 +31,8 @@ use crate::oracle;
 use crate::session::{Exchange, Expect, Outcome, Probe, Received, ReceivedItem};
 use crate::wire::{Message, RequestId, ResponseId};
 
-/// Requests outstanding at once by default (`--in-flight`): still 1. At 8 a whole
-/// `schema_bomb` campaign (5 000 tools, its four pathological ones among them) peaks at
-/// 222–259 MiB in a debug build depending on the seed (about 150 000–190 000 calls), against
-/// 213 MiB at 1 (58 000 calls): too close to the hostile rows' 256 MiB bound. The memory grows
-/// with the number of calls made, not with the window (bounded by [`CADENCE`] and
-/// [`WINDOW_BYTES`]); find what is kept per call before 8 becomes the default.
-pub const DEFAULT_IN_FLIGHT: usize = 1;
+/// Requests outstanding at once by default (`--in-flight`).
+pub const DEFAULT_IN_FLIGHT: usize = 8;
 /// Cases between two liveness checks when nothing went wrong.
 pub const CADENCE: usize = 32;
 /// Request bytes of the window's cases at which the liveness check comes before
@@ -227,15 +222,19 @@ struct Flight {
     answered: Option<usize>,
     http_done: bool,
     outcome: Option<Outcome>,
-    /// Another call was in flight at some point while this one was: left unanswered, it is
-    /// sent again alone before it is judged (see [`oracle::concurrent_dropped`]).
+    /// Another call was in flight at some point while this one was: left unanswered without
+    /// having reported progress, it is sent again alone before it is judged (see
+    /// [`oracle::concurrent_dropped`]).
     company: bool,
+    /// It reported progress: the server is working on it, whatever else is in flight.
+    working: bool,
 }
 
 impl Flight {
     /// Progress for this call came at `at`: the deadline moves to one timeout after it, up to
     /// the call's cap (never earlier than it was).
     fn progressed(&mut self, at: Instant) {
+        self.working = true;
         (self.deadline, self.at_cap) =
             crate::session::progressed(at, self.timeout, self.deadline, self.hard, self.capped);
     }
@@ -311,22 +310,27 @@ impl Campaign<'_> {
         let mut recent: VecDeque<AnsweredCall> = VecDeque::new();
         // That second answer: the call whose id it carries, the raw answer, the calls out.
         let mut mixed: Option<(AnsweredCall, Vec<u8>, usize)> = None;
-        // A call left unanswered while others were in flight, and how many were: it runs
-        // again alone before it is judged, and the phase goes on one call at a time.
-        let mut dropped: Option<(Flight, usize)> = None;
+        // Calls left unanswered and silent while others were in flight, with how many were
+        // out: not judged as they are, they wait for the liveness check; when the server
+        // answers it, each runs again alone on a fresh server (see `alone`), else they are
+        // part of the window replayed.
+        let mut suspects: Vec<(Flight, usize)> = Vec::new();
+        // The server dropped or stalled a call because of the others in flight (reported):
+        // the phase goes on one call at a time.
+        let mut dropped = false;
         if self.session.is_none() {
             self.restart("no server running").await;
         }
         if let Some(s) = self.session.as_mut() {
             s.begin_batch();
         }
-        'cases: loop {
+        loop {
             if self.gave_up {
                 break;
             }
             // A check due: a ping joins the calls in flight (calls of a slow tool are not
             // waited for); no new case starts until it is answered.
-            if due && !checking && !window.is_empty() {
+            if due && !checking && (!window.is_empty() || !suspects.is_empty()) {
                 match self.launch_ping().await {
                     Some(ping) => {
                         flights.push(ping);
@@ -335,6 +339,7 @@ impl Campaign<'_> {
                     None => {
                         // Nothing can be written: the server is gone; find out at once.
                         self.abandon(&mut flights, &mut lanes, &mut window);
+                        self.land_suspects(&mut suspects, &mut lanes, &mut window);
                         self.checkpoint(&mut window, &mut lanes).await;
                         if !self.begin_again(&mut batch_started) {
                             break;
@@ -344,7 +349,12 @@ impl Campaign<'_> {
                 due = false;
             }
             // Tools whose turn came: one at work per slot.
-            for lane in lanes.iter_mut().filter(|l| l.finished()) {
+            // (Not while a suspect waits: should the phase go on one call at a time, the tools
+            // get their budget again, and need their cases.)
+            for lane in lanes
+                .iter_mut()
+                .filter(|l| suspects.is_empty() && l.finished())
+            {
                 lane.retire();
             }
             while next_tool < tools.len()
@@ -411,9 +421,10 @@ impl Campaign<'_> {
                 continue;
             }
             if flights.is_empty() {
-                let more = (lanes.iter().any(Lane::has_work) || next_tool < tools.len())
+                let more = ((lanes.iter().any(Lane::has_work) || next_tool < tools.len())
                     && phase_started.elapsed() < phase_budget
-                    && !self.gave_up;
+                    && !self.gave_up)
+                    || !suspects.is_empty();
                 if !more {
                     // The end: the last window's check, then the shrinking.
                     self.checkpoint(&mut window, &mut lanes).await;
@@ -504,11 +515,13 @@ impl Campaign<'_> {
                     continue;
                 }
                 lanes[f.lane].in_flight -= 1;
-                if f.company && matches!(f.outcome, Some(Outcome::NoAnswer)) {
-                    // Not judged as it is: the others in flight may be why it went unanswered.
+                if f.company && !f.working && matches!(f.outcome, Some(Outcome::NoAnswer)) {
+                    // Not judged as it is: the others in flight may be why it went unanswered
+                    // (a call that reported progress was being worked on: judged as it is).
                     let out = flights.iter().filter(|f| f.lane != PING).count() + 1;
-                    dropped = Some((f, out));
-                    break 'cases;
+                    suspects.push((f, out));
+                    due = true;
+                    continue;
                 }
                 let (done, anomaly) = self.land(f, &mut lanes);
                 due |= anomaly;
@@ -540,10 +553,35 @@ impl Campaign<'_> {
                 if self.window_alive(&mut window, &ping, &mut to_shrink) {
                     due = false;
                     restart = restart.or(busy);
+                    if !suspects.is_empty() {
+                        // Alive, yet silent on these calls: each runs again alone on a fresh
+                        // server (what is still in flight is sent again after them).
+                        requeue(&mut flights, &mut lanes, &mut submitted);
+                        restart = None;
+                        let (f, in_flight) = &suspects[0];
+                        let reason = format!(
+                            "{} went unanswered with {in_flight} calls in flight; it runs again alone",
+                            f.probe.label()
+                        );
+                        self.fresh_restart(&reason).await;
+                        for (f, in_flight) in std::mem::take(&mut suspects) {
+                            if dropped || self.gave_up {
+                                // Reported once; the rest run one call at a time anyway.
+                                put_back(f, &mut lanes, &mut submitted);
+                                continue;
+                            }
+                            dropped = self.alone(f, in_flight, &mut lanes).await;
+                        }
+                        if dropped || !self.begin_again(&mut batch_started) {
+                            break;
+                        }
+                        continue;
+                    }
                 } else {
                     // The server died or stopped answering: what is still in flight is lost
                     // with it; the window is replayed one case at a time.
                     self.abandon(&mut flights, &mut lanes, &mut window);
+                    self.land_suspects(&mut suspects, &mut lanes, &mut window);
                     self.replay_window(&mut window, &ping, &mut lanes).await;
                     if !self.begin_again(&mut batch_started) {
                         break;
@@ -554,7 +592,7 @@ impl Campaign<'_> {
                 due = true;
             }
         }
-        let serial = mixed.is_some() || dropped.is_some();
+        let serial = mixed.is_some() || dropped;
         if let Some((earlier, stray, in_flight)) = mixed {
             let finding = oracle::concurrency::check(
                 &self.context(),
@@ -574,16 +612,6 @@ impl Campaign<'_> {
             unwind(&mut window, &mut lanes);
             self.fresh_restart("the server mixed up concurrent requests")
                 .await;
-        }
-        if let Some((f, in_flight)) = dropped {
-            requeue(&mut flights, &mut lanes, &mut submitted);
-            unwind(&mut window, &mut lanes);
-            let label = f.probe.label();
-            self.fresh_restart(&format!(
-                "{label} went unanswered with {in_flight} calls in flight; it runs again alone"
-            ))
-            .await;
-            self.alone(f, in_flight, &mut lanes).await;
         }
         if serial {
             // Each tool's budget starts again: the time it lost to the server's handling of
@@ -640,6 +668,13 @@ impl Campaign<'_> {
                 skipped = Some(format!(
                     "the generated phase's budget ({} ms) was spent before its first case was sent",
                     phase_budget.as_millis()
+                ));
+            }
+            if skipped.is_none() && lane.calls == 0 && (lane.has_cases() || lane.left_over) {
+                skipped = Some(format!(
+                    "its time budget ({} ms) ran out before its first generated case, its \
+                     baseline call made",
+                    lane.budget.as_millis()
                 ));
             }
             let elapsed_ms = lane.elapsed_ms();
@@ -818,6 +853,7 @@ impl Campaign<'_> {
             http_done: false,
             outcome: None,
             company: false,
+            working: false,
         })
     }
 
@@ -956,6 +992,7 @@ impl Campaign<'_> {
             http_done: false,
             outcome: None,
             company: false,
+            working: false,
         })
     }
 
@@ -1030,6 +1067,21 @@ impl Campaign<'_> {
             self.add(outcome.findings);
         }
         true
+    }
+
+    /// Puts the suspects (calls left unanswered among others) into the window, as the calls
+    /// they are: the server failed its liveness check, so the window is replayed one case at
+    /// a time, and they with it.
+    fn land_suspects(
+        &mut self,
+        suspects: &mut Vec<(Flight, usize)>,
+        lanes: &mut [Lane],
+        window: &mut Vec<Done>,
+    ) {
+        for (f, _) in std::mem::take(suspects) {
+            let (done, _) = self.land(f, lanes);
+            window.push(done);
+        }
     }
 
     /// Ends every flight still out as lost with the server, into the window.
@@ -1195,9 +1247,10 @@ impl Campaign<'_> {
 
     /// Sends the case of `f` (a call left unanswered while `in_flight` calls were out) again,
     /// alone on the fresh server, followed by its ping: answered now, the server dropped or
-    /// stalled it because of the others (`concurrent-requests-dropped`, a warning); unanswered
-    /// again, it is judged as any call is (`no-response`). Either way it is recorded.
-    async fn alone(&mut self, f: Flight, in_flight: usize, lanes: &mut [Lane]) {
+    /// stalled it because of the others (`concurrent-requests-dropped`, a warning, and true is
+    /// returned: the phase goes on one call at a time); unanswered again, it is judged as any
+    /// call is (`no-response`). Either way it is recorded.
+    async fn alone(&mut self, f: Flight, in_flight: usize, lanes: &mut [Lane]) -> bool {
         let label = f.probe.label();
         let lane = &mut lanes[f.lane];
         let tool = lane.tool.clone();
@@ -1239,7 +1292,9 @@ impl Campaign<'_> {
                 },
             );
             self.add(vec![finding]);
+            return true;
         }
+        false
     }
 
     /// Records a finished case of a window that passed its liveness check: its findings, its
@@ -1359,13 +1414,19 @@ fn requeue(flights: &mut Vec<Flight>, lanes: &mut [Lane], submitted: &mut HashSe
         if f.lane == PING {
             continue;
         }
-        let lane = &mut lanes[f.lane];
-        lane.in_flight -= 1;
-        lane.sent -= 1;
-        lane.calls -= u64::from(f.case.phase != BASELINE);
-        submitted.remove(&call_key(&lane.tool, &f.case.value));
-        lane.queue.push_front(f.case);
+        lanes[f.lane].in_flight -= 1;
+        put_back(f, lanes, submitted);
     }
+}
+
+/// Puts the case of `f` (no longer counted in flight) back at the front of its tool's queue,
+/// not counted as sent.
+fn put_back(f: Flight, lanes: &mut [Lane], submitted: &mut HashSet<u64>) {
+    let lane = &mut lanes[f.lane];
+    lane.sent -= 1;
+    lane.calls -= u64::from(f.case.phase != BASELINE);
+    submitted.remove(&call_key(&lane.tool, &f.case.value));
+    lane.queue.push_front(f.case);
 }
 
 /// The most calls one fast tool may have in flight: `per_lane` (half the slots, so that a
