@@ -1229,7 +1229,7 @@ impl<'a> Campaign<'a> {
             steps,
         });
         let side = if config.tool_calls && config.generated && !self.gave_up {
-            self.side_for_tool_calls().await
+            self.side_for_tool_calls()
         } else {
             None
         };
@@ -1237,13 +1237,30 @@ impl<'a> Campaign<'a> {
             Some(mut side) => {
                 self.wedge.planned -= calls;
                 side.wedge.planned = calls;
-                futures::join!(side.tool_call_phases(&config), async {
-                    self.protocol_phases(&config, phases).await;
-                    self.later_phases(&config, phases).await;
-                });
+                // The second server starts while the first runs the protocol probes.
+                let (started, ()) = futures::join!(
+                    async {
+                        let started = side.start_session().await.is_ok();
+                        if started {
+                            side.tool_call_phases(&config).await;
+                        }
+                        started
+                    },
+                    async {
+                        self.protocol_phases(&config, phases).await;
+                        self.later_phases(&config, phases).await;
+                    }
+                );
                 side.report_wedge();
                 side.close().await;
                 self.absorb(side);
+                if !started {
+                    self.shared.emit(&Event::SecondServer {
+                        message: "the second server did not start; the tool calls run last, on this one",
+                    });
+                    self.wedge.planned += calls;
+                    self.tool_call_phases(&config).await;
+                }
             }
             None => {
                 self.protocol_phases(&config, phases).await;
@@ -1324,29 +1341,21 @@ impl<'a> Campaign<'a> {
         }
     }
 
-    /// A campaign on a second server process of the same command, started and initialized,
-    /// for the tool calls, run beside the other phases; `None` (they then run in turn, on this
+    /// A campaign for the tool calls on a second server process of the same command (not yet
+    /// started), run beside the other phases; `None` (they then run in turn, on this
     /// campaign's server) unless that changes no finding: a stdio server (a session is its own
     /// process: the other phases' restarts and hostile frames never reach it), the case
-    /// scheduler on (`--in-flight` over 1), no fake upstream (its journal is read per call, and
-    /// would mix both servers' requests), and a second process that starts.
-    async fn side_for_tool_calls(&mut self) -> Option<Campaign<'a>> {
+    /// scheduler on (`--in-flight` over 1), and no fake upstream (its journal is read per call,
+    /// and would mix both servers' requests). Should the second process not start, the tool
+    /// calls run last, on this campaign's server.
+    fn side_for_tool_calls(&mut self) -> Option<Campaign<'a>> {
         if !self.schedules_cases() || !matches!(self.server, ServerSpec::Stdio(_)) {
             return None;
         }
         self.shared.emit(&Event::SecondServer {
             message: "the tool calls run on a second server process, beside the other phases",
         });
-        let mut side = self.fork();
-        if side.start_session().await.is_ok() {
-            return Some(side);
-        }
-        side.close().await;
-        self.absorb(side);
-        self.shared.emit(&Event::SecondServer {
-            message: "the second server did not start; the tool calls run after the protocol phases, on this one",
-        });
-        None
+        Some(self.fork())
     }
 
     /// A campaign on the same server command, version, tools and plan, recording into the same
