@@ -1234,9 +1234,12 @@ impl Campaign<'_> {
             self.baseline_phase().await;
         }
         if config.generated && config.tool_calls && !self.gave_up {
-            let tools = self.plan.generated_tools.clone();
+            // Lent to the phase, not copied: the schemas of thousands of tools take tens of
+            // MiB, and nothing reads the plan's copy while the phase runs.
+            let tools = std::mem::take(&mut self.plan.generated_tools);
             self.generated_phase(&tools, config.cases, config.cases.div_ceil(2))
                 .await;
+            self.plan.generated_tools = tools;
         }
         if self.injectors.is_some() && config.tool_calls {
             let tools: Vec<String> = self.reach.reached_tools();
@@ -1284,7 +1287,7 @@ impl Campaign<'_> {
         self.tools = ToolTable::new(&tools, self.context().version);
         let listed = tools.len();
         let unmatched = config.selection.unmatched(&tools);
-        let (tools, skipped) = config.selection.split(&tools);
+        let (tools, skipped) = config.selection.split(tools);
         (self.on_event)(&Event::Tools {
             skipped: &skipped,
             unmatched: &unmatched,
