@@ -126,7 +126,9 @@ struct Lane {
     /// Cases ready to send (boundary and hostile cases, and cases put back), before the
     /// random ones still to draw.
     queue: VecDeque<Pending>,
-    draws: Option<Draws>,
+    /// Boxed: a retired tool keeps its lane (its record is written at the end of the phase),
+    /// and 5 000 lanes with a test runner each inline would take megabytes.
+    draws: Option<Box<Draws>>,
     /// Retired (see [`Lane::retire`]) with cases never sent.
     left_over: bool,
     started: Instant,
@@ -280,7 +282,12 @@ impl Campaign<'_> {
         let per_lane = k.div_ceil(2).max(1);
         let mut flights: Vec<Flight> = Vec::new();
         let mut window: Vec<Done> = Vec::new();
+        // The keys of the cases sent and not yet counted in `self.called` (in flight, or lost
+        // with a failed write): a case whose key is in either is not sent again. Pruned of
+        // the counted ones as it grows, so that it holds about the window, not every call of
+        // the phase (see `prune_at`).
         let mut submitted: HashSet<u64> = HashSet::new();
+        let mut prune_at = 2 * k;
         // A liveness check is due (cadence, or an anomaly); the ping in flight, if one is.
         let mut due = false;
         let mut checking = false;
@@ -499,6 +506,11 @@ impl Campaign<'_> {
                 }
                 window.push(done);
             }
+            if submitted.len() > prune_at {
+                // A key counted in `self.called` skips its case by itself.
+                submitted.retain(|key| !self.called.contains(key));
+                prune_at = (2 * submitted.len()).max(2 * k);
+            }
             if let Some(ping) = ping {
                 checking = false;
                 let ping = self.ping_exchange(ping);
@@ -684,7 +696,7 @@ impl Campaign<'_> {
                 });
             }
         }
-        lane.draws = Some(Draws {
+        lane.draws = Some(Box::new(Draws {
             runner: TestRunner::new_with_rng(
                 Config::default(),
                 TestRng::from_seed(RngAlgorithm::ChaCha, &tool_seed(self.config.seed, tool)),
@@ -693,7 +705,7 @@ impl Campaign<'_> {
             valid_left: valid,
             invalid: generator.invalid().ok(),
             invalid_left: invalid,
-        });
+        }));
         lane.limits.extend(
             generator
                 .budget_notes()
