@@ -251,6 +251,22 @@ impl Transport {
         }
     }
 
+    /// [`Transport::send`] of a frame the caller keeps too (in its exchange): over stdio the
+    /// writer shares `bytes` instead of copying them (a 16 MiB request costs 16 MiB, not 32).
+    pub async fn send_shared(
+        &mut self,
+        bytes: bytes::Bytes,
+        timeout: Duration,
+    ) -> Result<SendReceipt, SendError> {
+        match self {
+            Transport::Stdio(t) => t
+                .send_shared(bytes, timeout)
+                .await
+                .map(|()| SendReceipt::default()),
+            Transport::Http(t) => Ok(t.send(&bytes)),
+        }
+    }
+
     /// Like [`Transport::send`], with some HTTP headers overridden (ignored over stdio).
     pub async fn send_with(
         &mut self,

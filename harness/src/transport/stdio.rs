@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
@@ -175,18 +176,26 @@ impl StdioTransport {
     /// is not reading its input ([`SendError::Timeout`]). Fails with [`SendError::Closed`]
     /// once a write failed or stdin was closed.
     pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), SendError> {
+        self.send_shared(Bytes::copy_from_slice(bytes), timeout)
+            .await
+    }
+
+    /// [`StdioTransport::send`] of a frame the caller keeps too, without copying it: the
+    /// writer task holds `bytes` (a reference to the caller's buffer) until it is written.
+    pub async fn send_shared(&mut self, bytes: Bytes, timeout: Duration) -> Result<(), SendError> {
         let Some(writer) = self.stdin.as_ref() else {
             return Err(SendError::Closed("stdin was closed".into()));
         };
         writer.check()?;
-        match tokio::time::timeout(timeout, writer.tx.send(bytes.to_vec())).await {
+        let len = bytes.len();
+        match tokio::time::timeout(timeout, writer.tx.send(bytes)).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(writer
                 .check()
                 .err()
                 .unwrap_or_else(|| SendError::Closed("the stdin writer ended".into()))),
             Err(_) => Err(SendError::Timeout {
-                bytes: bytes.len(),
+                bytes: len,
                 timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
             }),
         }
@@ -201,7 +210,7 @@ impl StdioTransport {
             return Err(SendError::Closed("stdin was closed".into()));
         };
         writer.check()?;
-        match writer.tx.try_send(bytes.to_vec()) {
+        match writer.tx.try_send(Bytes::copy_from_slice(bytes)) {
             Ok(()) => Ok(true),
             Err(mpsc::error::TrySendError::Full(_)) => Ok(false),
             Err(mpsc::error::TrySendError::Closed(_)) => Err(writer
@@ -313,7 +322,7 @@ impl Drop for StdioTransport {
 /// closes the queue: the task writes what is queued, then drops stdin (EOF for the server).
 #[derive(Debug)]
 struct Writer {
-    tx: mpsc::Sender<Vec<u8>>,
+    tx: mpsc::Sender<Bytes>,
     /// Why a write failed, once one did.
     failed: Arc<Mutex<Option<String>>>,
     task: JoinHandle<()>,
@@ -321,7 +330,7 @@ struct Writer {
 
 impl Writer {
     fn spawn(mut stdin: ChildStdin) -> Writer {
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(WRITE_QUEUE_FRAMES);
+        let (tx, mut rx) = mpsc::channel::<Bytes>(WRITE_QUEUE_FRAMES);
         let failed = Arc::new(Mutex::new(None));
         let record = Arc::clone(&failed);
         let task = tokio::spawn(async move {
