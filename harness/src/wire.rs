@@ -624,6 +624,112 @@ pub fn method_of(frame: &[u8]) -> Option<String> {
     }
 }
 
+/// Whether [`parse`] reads `frame` as noise rather than as an attempt at a message (an
+/// [`WireError::Empty`], [`WireError::NotUtf8`], [`WireError::NotJson`] or
+/// [`WireError::NotAnObject`] error), told without building the frame's value: the same
+/// parser reads it with the same checks (numbers in range, valid strings, serde_json's
+/// nesting limit) and keeps nothing. `None` when only [`parse`] can tell (JSON nested past
+/// serde_json's limit, which [`parse`] reads again without it).
+pub fn reads_as_noise(frame: &[u8]) -> Option<bool> {
+    let Ok(text) = std::str::from_utf8(frame) else {
+        return Some(true);
+    };
+    if text.trim_ascii().is_empty() {
+        return Some(true);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = serde::de::DeserializeSeed::deserialize(Skim, &mut de).and_then(|container| {
+        de.end()?;
+        Ok(container)
+    });
+    match read {
+        // An object or an array is a message, a batch or an attempt at one; a scalar is not.
+        Ok(container) => Some(!container),
+        Err(e) if is_recursion_limit(&e) => None,
+        Err(_) => Some(true),
+    }
+}
+
+/// A JSON value read as `serde_json::Value` reads it (keys as strings, everything else through
+/// `deserialize_any`), keeping nothing: whether it is an object or an array.
+#[derive(Clone, Copy)]
+struct Skim;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Skim {
+    type Value = bool;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Skim {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element_seed(Skim)?.is_some() {}
+        Ok(true)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_key_seed(SkimKey)?.is_some() {
+            map.next_value_seed(Skim)?;
+        }
+        Ok(true)
+    }
+}
+
+/// An object key read as `serde_json::Value` reads it (a string), keeping nothing.
+struct SkimKey;
+
+impl<'de> serde::de::DeserializeSeed<'de> for SkimKey {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for SkimKey {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+}
+
 /// Strings longer than this, nested below the members of a frame's top-level value, are read
 /// as empty by [`method_of`].
 const LEAN_STRING_BYTES: usize = 1024;
@@ -1329,6 +1435,54 @@ mod tests {
             method_of(b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}"),
             None
         );
+    }
+
+    #[test]
+    fn reads_as_noise_tells_what_parse_calls_noise() {
+        fn by_parse(frame: &[u8]) -> bool {
+            matches!(
+                parse(frame),
+                Err(WireError::Empty
+                    | WireError::NotUtf8 { .. }
+                    | WireError::NotJson { .. }
+                    | WireError::NotAnObject { .. })
+            )
+        }
+        let long = "x".repeat(100_000);
+        let frames: Vec<Vec<u8>> = vec![
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":["{long}"]}}}}"#).into(),
+            format!(r#""{long}""#).into(),
+            b"".to_vec(),
+            b" \r".to_vec(),
+            b"garbage".to_vec(),
+            b"\xff\xfe".to_vec(),
+            b"42".to_vec(),
+            b"null".to_vec(),
+            b"[]".to_vec(),
+            b"[1,2]".to_vec(),
+            b"{}".to_vec(),
+            br#"{"a":1e999}"#.to_vec(),
+            br#"[1e999]"#.to_vec(),
+            br#"{"a":"\ud800"}"#.to_vec(),
+            br#"{"a":"\u00e9\n"}"#.to_vec(),
+            br#"{"a":1} {"b":2}"#.to_vec(),
+            br#"{"a":1,}"#.to_vec(),
+            br#"{"a" 1}"#.to_vec(),
+            br#"{1:2}"#.to_vec(),
+            b"{\"a\":\"\x01\"}".to_vec(),
+            b"  {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r".to_vec(),
+        ];
+        for frame in &frames {
+            assert_eq!(
+                reads_as_noise(frame),
+                Some(by_parse(frame)),
+                "{}",
+                excerpt(frame, 80)
+            );
+        }
+        // Past serde_json's nesting limit only `parse` can tell.
+        let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+        assert_eq!(reads_as_noise(deep.as_bytes()), None);
     }
 
     #[test]

@@ -48,6 +48,15 @@ impl Frame {
         }
     }
 
+    /// Classifies `raw`, read completely at `at` (a frame parsed later than it was read).
+    pub fn read_at(raw: Vec<u8>, at: Instant) -> Frame {
+        Frame {
+            at,
+            message: wire::parse(&raw),
+            raw,
+        }
+    }
+
     /// The frame as text for a report, cut to `max` bytes.
     pub fn excerpt(&self, max: usize) -> String {
         wire::excerpt(&self.raw, max)
