@@ -47,7 +47,7 @@ async fn start_fixture() -> (ServerProcess, String) {
     // No stdin to close: go straight to SIGTERM at the end.
     config.eof_grace = Duration::ZERO;
     // Exit events are not needed; a closed receiver just drops them.
-    let (events, _) = mpsc::channel(1);
+    let (events, _) = mpsc::channel::<mcp_chaos::transport::TransportEvent>(1);
     let (process, _pipes) =
         ServerProcess::spawn(&config, false, false, events).expect("the fixture starts");
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -599,6 +599,215 @@ pub fn parse(frame: &[u8]) -> Result<Message, WireError> {
     classify(value)
 }
 
+/// The `method` of `frame` when [`parse`] reads it as a request or a notification (`None`
+/// for anything else), without building the frame's long nested strings: a large request
+/// (16 MiB of padding in `params._meta`) costs no second 16 MiB to name its method. The
+/// answer is [`parse`]'s: the frame is read by the same parser with the same limits, and only
+/// strings below the members of the top-level value, which no rule of the envelope reads,
+/// are left out; what that reading cannot tell (not UTF-8, not JSON, nested deeper than
+/// serde_json's limit) goes to [`parse`] itself.
+pub fn method_of(frame: &[u8]) -> Option<String> {
+    let lean = std::str::from_utf8(frame).ok().and_then(|text| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = serde::de::DeserializeSeed::deserialize(Lean { depth: 0 }, &mut de).ok()?;
+        de.end().ok()?;
+        Some(value)
+    });
+    let message = match lean {
+        Some(value) => classify(value),
+        None => parse(frame),
+    };
+    match message {
+        Ok(Message::Request(r)) => Some(r.method().to_owned()),
+        Ok(Message::Notification(n)) => Some(n.method().to_owned()),
+        _ => None,
+    }
+}
+
+/// Whether [`parse`] reads `frame` as noise rather than as an attempt at a message (an
+/// [`WireError::Empty`], [`WireError::NotUtf8`], [`WireError::NotJson`] or
+/// [`WireError::NotAnObject`] error), told without building the frame's value: the same
+/// parser reads it with the same checks (numbers in range, valid strings, serde_json's
+/// nesting limit) and keeps nothing. `None` when only [`parse`] can tell (JSON nested past
+/// serde_json's limit, which [`parse`] reads again without it).
+pub fn reads_as_noise(frame: &[u8]) -> Option<bool> {
+    let Ok(text) = std::str::from_utf8(frame) else {
+        return Some(true);
+    };
+    if text.trim_ascii().is_empty() {
+        return Some(true);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = serde::de::DeserializeSeed::deserialize(Skim, &mut de).and_then(|container| {
+        de.end()?;
+        Ok(container)
+    });
+    match read {
+        // An object or an array is a message, a batch or an attempt at one; a scalar is not.
+        Ok(container) => Some(!container),
+        Err(e) if is_recursion_limit(&e) => None,
+        Err(_) => Some(true),
+    }
+}
+
+/// A JSON value read as `serde_json::Value` reads it (keys as strings, everything else through
+/// `deserialize_any`), keeping nothing: whether it is an object or an array.
+#[derive(Clone, Copy)]
+struct Skim;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Skim {
+    type Value = bool;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Skim {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element_seed(Skim)?.is_some() {}
+        Ok(true)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_key_seed(SkimKey)?.is_some() {
+            map.next_value_seed(Skim)?;
+        }
+        Ok(true)
+    }
+}
+
+/// An object key read as `serde_json::Value` reads it (a string), keeping nothing.
+struct SkimKey;
+
+impl<'de> serde::de::DeserializeSeed<'de> for SkimKey {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl serde::de::Visitor<'_> for SkimKey {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+/// Strings longer than this, nested below the members of a frame's top-level value, are read
+/// as empty by [`method_of`].
+const LEAN_STRING_BYTES: usize = 1024;
+
+/// A JSON value read as `serde_json::Value` reads it, except that strings longer than
+/// [`LEAN_STRING_BYTES`] at `depth` 2 or more (0 is the top-level value, 1 its members or
+/// elements) are read as empty.
+#[derive(Clone, Copy)]
+struct Lean {
+    depth: usize,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Lean {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Lean {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        if self.depth >= 2 && v.len() > LEAN_STRING_BYTES {
+            return Ok(Value::String(String::new()));
+        }
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let inner = Lean {
+            depth: self.depth + 1,
+        };
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(inner)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let inner = Lean {
+            depth: self.depth + 1,
+        };
+        let mut members = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(inner)?;
+            members.insert(key, value);
+        }
+        Ok(Value::Object(members))
+    }
+}
+
 /// The deepest nesting of arrays and objects [`parse`] reads. serde_json's default limit is
 /// 128; MCP sets no limit, and a `tools/list` with a deep `inputSchema` is valid, so frames
 /// up to this depth are read (with serde_json's limit lifted, on a thread with a stack large
@@ -1173,6 +1382,107 @@ mod tests {
                 depth: MAX_DEPTH + 1
             }
         );
+    }
+
+    #[test]
+    fn method_of_names_what_parse_reads() {
+        fn by_parse(frame: &[u8]) -> Option<String> {
+            match parse(frame) {
+                Ok(Message::Request(r)) => Some(r.method().to_owned()),
+                Ok(Message::Notification(n)) => Some(n.method().to_owned()),
+                _ => None,
+            }
+        }
+        let long = "x".repeat(LEAN_STRING_BYTES * 4);
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","method":"deep","params":{{"a":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let frames: Vec<String> = vec![
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"_meta":{{"p":"{long}"}}}}}}"#
+            ),
+            format!(r#"{{"jsonrpc":"2.0","method":"notifications/x","params":["{long}"]}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{long}"}}"#),
+            format!(r#"{{"jsonrpc":"{long}","id":1,"method":"ping"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":"{long}","method":"ping"}}"#),
+            format!(r#"[{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"s":"{long}"}}}}]"#),
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":"{long}"}}"#),
+            // Duplicate members: the last one counts, as in `parse`.
+            r#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"a","params":{},"params":3}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e999}}"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#.to_owned(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_owned(),
+            "  ".to_owned(),
+            deep,
+        ];
+        for frame in &frames {
+            assert_eq!(
+                method_of(frame.as_bytes()),
+                by_parse(frame.as_bytes()),
+                "{}",
+                excerpt(frame.as_bytes(), 120)
+            );
+        }
+        assert_eq!(method_of(frames[0].as_bytes()).as_deref(), Some("ping"));
+        assert_eq!(method_of(frames[7].as_bytes()).as_deref(), Some("b"));
+        assert_eq!(method_of(frames[15].as_bytes()).as_deref(), Some("deep"));
+        assert_eq!(
+            method_of(b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}"),
+            None
+        );
+    }
+
+    #[test]
+    fn reads_as_noise_tells_what_parse_calls_noise() {
+        fn by_parse(frame: &[u8]) -> bool {
+            matches!(
+                parse(frame),
+                Err(WireError::Empty
+                    | WireError::NotUtf8 { .. }
+                    | WireError::NotJson { .. }
+                    | WireError::NotAnObject { .. })
+            )
+        }
+        let long = "x".repeat(100_000);
+        let frames: Vec<Vec<u8>> = vec![
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":["{long}"]}}}}"#).into(),
+            format!(r#""{long}""#).into(),
+            b"".to_vec(),
+            b" \r".to_vec(),
+            b"garbage".to_vec(),
+            b"\xff\xfe".to_vec(),
+            b"42".to_vec(),
+            b"null".to_vec(),
+            b"[]".to_vec(),
+            b"[1,2]".to_vec(),
+            b"{}".to_vec(),
+            br#"{"a":1e999}"#.to_vec(),
+            br#"[1e999]"#.to_vec(),
+            br#"{"a":"\ud800"}"#.to_vec(),
+            br#"{"a":"\u00e9\n"}"#.to_vec(),
+            br#"{"a":1} {"b":2}"#.to_vec(),
+            br#"{"a":1,}"#.to_vec(),
+            br#"{"a" 1}"#.to_vec(),
+            br#"{1:2}"#.to_vec(),
+            b"{\"a\":\"\x01\"}".to_vec(),
+            b"  {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\r".to_vec(),
+        ];
+        for frame in &frames {
+            assert_eq!(
+                reads_as_noise(frame),
+                Some(by_parse(frame)),
+                "{}",
+                excerpt(frame, 80)
+            );
+        }
+        // Past serde_json's nesting limit only `parse` can tell.
+        let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+        assert_eq!(reads_as_noise(deep.as_bytes()), None);
     }
 
     #[test]

@@ -91,11 +91,11 @@ impl Context<'static> {
     }
 }
 
-/// A listed tool, as the oracle needs it.
+/// A listed tool, as the oracle needs it (not its `inputSchema`, which no invariant reads:
+/// the schemas of a server with thousands of tools take tens of MiB, and the campaign's plan
+/// holds them already).
 #[derive(Debug, Clone)]
 pub struct ToolInfo {
-    /// The tool's `inputSchema`.
-    pub input_schema: Value,
     /// The tool's `outputSchema`, where the version has it and the tool declares one.
     pub output_schema: Option<Value>,
     /// The compiled output schema, or why it does not compile.
@@ -130,7 +130,6 @@ impl ToolTable {
             table.insert(
                 name.to_owned(),
                 ToolInfo {
-                    input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
                     output_schema,
                     output_validator,
                     task_required: tool

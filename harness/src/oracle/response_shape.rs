@@ -144,13 +144,10 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     findings
 }
 
-/// The `method` of the frame that was sent, if it is a JSON object with one.
+/// The `method` of the frame that was sent, if it is a JSON object with one (see
+/// [`wire::method_of`]).
 pub fn sent_method(sent: &[u8]) -> Option<String> {
-    match wire::parse(sent) {
-        Ok(Message::Request(r)) => Some(r.method().to_owned()),
-        Ok(Message::Notification(n)) => Some(n.method().to_owned()),
-        _ => None,
-    }
+    wire::method_of(sent)
 }
 
 fn kind(v: &Value) -> String {

@@ -113,10 +113,10 @@ fn owed(request: &wire::Request) -> Expected {
     }
 }
 
-/// An answer: one response, or an array of them.
-enum Answer {
-    One(wire::Response),
-    Batch(Vec<wire::Response>),
+/// An answer: one response, or an array of them (borrowed from the frames as read).
+enum Answer<'a> {
+    One(&'a wire::Response),
+    Batch(Vec<&'a wire::Response>),
 }
 
 /// What a server did wrong in answer to a frame.
@@ -124,7 +124,7 @@ enum Answer {
 #[error("{0}")]
 pub struct Violation(pub String);
 
-fn describe(answers: &[Answer]) -> String {
+fn describe(answers: &[Answer<'_>]) -> String {
     if answers.is_empty() {
         return "no response".into();
     }
@@ -182,16 +182,30 @@ impl Expected {
     /// every owed answer must be there exactly once. A server that answers later must collect
     /// those frames first.
     pub fn check<F: AsRef<[u8]>>(&self, written: &[F]) -> std::result::Result<(), Violation> {
+        let read: Vec<(&[u8], Result<wire::Message, WireError>)> = written
+            .iter()
+            .map(|frame| (frame.as_ref(), wire::parse(frame.as_ref())))
+            .collect();
+        self.check_read(read.iter().map(|(raw, message)| (*raw, message.as_ref())))
+    }
+
+    /// [`Expected::check`] of frames already read: each frame's bytes with what
+    /// [`wire::parse`] made of them (a received [`crate::transport::Frame`]'s `raw` and
+    /// `message`), so that a large answer (a `tools/list` of thousands of tools) is not
+    /// parsed again.
+    pub fn check_read<'a>(
+        &self,
+        written: impl IntoIterator<Item = (&'a [u8], Result<&'a wire::Message, &'a WireError>)>,
+    ) -> std::result::Result<(), Violation> {
         let mut answers = Vec::new();
-        for frame in written {
-            let frame = frame.as_ref();
+        for (frame, message) in written {
             let bad = |what: String| {
                 Violation(format!(
                     "the server wrote {what}: {}",
                     wire::excerpt(frame, 300)
                 ))
             };
-            match wire::parse(frame) {
+            match message {
                 Err(e) => return Err(bad(format!("a frame that is not a JSON-RPC message ({e})"))),
                 Ok(wire::Message::Response(r)) => answers.push(Answer::One(r)),
                 Ok(wire::Message::Batch(b)) => {
@@ -199,7 +213,7 @@ impl Expected {
                     for item in b.items() {
                         match item {
                             BatchItem::Valid(wire::Message::Response(r)) => {
-                                responses.push(r.clone());
+                                responses.push(r);
                             }
                             BatchItem::Valid(m) => {
                                 return Err(bad(format!("a batch holding a {}", m.class())));
@@ -219,7 +233,7 @@ impl Expected {
         self.judge(&answers)
     }
 
-    fn judge(&self, answers: &[Answer]) -> std::result::Result<(), Violation> {
+    fn judge(&self, answers: &[Answer<'_>]) -> std::result::Result<(), Violation> {
         let fail = || {
             Err(Violation(format!(
                 "owed {self}, but the server sent {}",
@@ -291,9 +305,9 @@ impl Expected {
 /// any order, and nothing else.
 fn match_batch(
     items: &[Expected],
-    responses: &[wire::Response],
+    responses: &[&wire::Response],
 ) -> std::result::Result<(), String> {
-    let mut left: Vec<&wire::Response> = responses.iter().collect();
+    let mut left: Vec<&wire::Response> = responses.to_vec();
     let mut take = |pred: &dyn Fn(&wire::Response) -> bool| -> bool {
         match left.iter().position(|r| pred(r)) {
             Some(i) => {
@@ -452,10 +466,11 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     {
         return Vec::new();
     }
-    let written: Vec<&[u8]> = ex
+    // The frames as the transport read them: a large answer (a `tools/list` of thousands of
+    // tools, tens of MiB once parsed) is not parsed again here.
+    let written: Vec<(&[u8], &wire::Message)> = ex
         .frames()
-        .filter(|(_, f)| f.message.is_ok())
-        .map(|(_, f)| f.raw.as_slice())
+        .filter_map(|(_, f)| f.message.as_ref().ok().map(|m| (f.raw.as_slice(), m)))
         .collect();
     // Frames too large or too deep to read were not judged as answers: say nothing.
     if ex.received[ex.preceding..].iter().any(|r| {
@@ -473,8 +488,8 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         .and_then(|h| h.status)
         .filter(|s| *s >= 400)
         .filter(|_| {
-            written.iter().all(|raw| match wire::parse(raw) {
-                Ok(wire::Message::Response(r)) => {
+            written.iter().all(|(_, message)| match message {
+                wire::Message::Response(r) => {
                     r.is_error() && matches!(r.id(), ResponseId::Null | ResponseId::Absent)
                 }
                 _ => false,
@@ -487,21 +502,21 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         Some(status) => Err(Violation(format!(
             "owed {expected}, but the server rejected the request with HTTP {status} and no response carrying its id"
         ))),
-        None => expected.check(&written),
+        None => expected.check_read(written.iter().map(|(raw, message)| (*raw, Ok(*message)))),
     };
     let Err(violation) = verdict else {
         return Vec::new();
     };
-    let responses: Vec<wire::Response> = written
+    let responses: Vec<&wire::Response> = written
         .iter()
-        .filter_map(|raw| match wire::parse(raw) {
-            Ok(wire::Message::Response(r)) => Some(r),
+        .filter_map(|(_, message)| match message {
+            wire::Message::Response(r) => Some(r),
             _ => None,
         })
         .collect();
     let batches = written
         .iter()
-        .filter(|raw| matches!(wire::parse(raw), Ok(wire::Message::Batch(_))))
+        .filter(|(_, message)| matches!(message, wire::Message::Batch(_)))
         .count();
     let nothing = responses.is_empty() && batches == 0;
     let depth = wire::json_depth(&ex.sent, wire::MAX_DEPTH);

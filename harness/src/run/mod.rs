@@ -1413,7 +1413,7 @@ impl<'a> Campaign<'a> {
         self.tools = std::rc::Rc::new(ToolTable::new(&tools, self.context().version));
         let listed = tools.len();
         let unmatched = config.selection.unmatched(&tools);
-        let (tools, skipped) = config.selection.split(&tools);
+        let (tools, skipped) = config.selection.split(tools);
         self.shared.emit(&Event::Tools {
             skipped: &skipped,
             unmatched: &unmatched,

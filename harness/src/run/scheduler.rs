@@ -128,7 +128,9 @@ struct Lane {
     /// Cases ready to send (boundary and hostile cases, and cases put back), before the
     /// random ones still to draw.
     queue: VecDeque<Pending>,
-    draws: Option<Draws>,
+    /// Boxed: a retired tool keeps its lane (its record is written at the end of the phase),
+    /// and 5 000 lanes with a test runner each inline would take megabytes.
+    draws: Option<Box<Draws>>,
     /// Retired (see [`Lane::retire`]) with cases never sent.
     left_over: bool,
     started: Instant,
@@ -295,7 +297,12 @@ impl Campaign<'_> {
         let per_lane = k.div_ceil(2).max(1);
         let mut flights: Vec<Flight> = Vec::new();
         let mut window: Vec<Done> = Vec::new();
+        // The keys of the cases sent and not yet counted in `self.called` (in flight, or lost
+        // with a failed write): a case whose key is in either is not sent again. Pruned of
+        // the counted ones as it grows, so that it holds about the window, not every call of
+        // the phase (see `prune_at`).
         let mut submitted: HashSet<u64> = HashSet::new();
+        let mut prune_at = 2 * k;
         // A liveness check is due (cadence, or an anomaly); the ping in flight, if one is.
         let mut due = false;
         let mut checking = false;
@@ -543,6 +550,11 @@ impl Campaign<'_> {
                 }
                 window.push(done);
             }
+            if submitted.len() > prune_at {
+                // A key counted in `self.called` skips its case by itself.
+                submitted.retain(|key| !self.called.contains(key));
+                prune_at = (2 * submitted.len()).max(2 * k);
+            }
             if let Some(ping) = ping {
                 checking = false;
                 let ping = self.ping_exchange(ping);
@@ -609,7 +621,7 @@ impl Campaign<'_> {
             // What ran concurrently since the last good check is not judged: it runs again,
             // with the rest, one call at a time on a fresh server.
             requeue(&mut flights, &mut lanes, &mut submitted);
-            unwind(&mut window, &mut lanes);
+            unwind(&mut window, &mut lanes, &mut self.called);
             self.fresh_restart("the server mixed up concurrent requests")
                 .await;
         }
@@ -779,7 +791,7 @@ impl Campaign<'_> {
                 });
             }
         }
-        lane.draws = Some(Draws {
+        lane.draws = Some(Box::new(Draws {
             runner: TestRunner::new_with_rng(
                 Config::default(),
                 TestRng::from_seed(RngAlgorithm::ChaCha, &tool_seed(self.config.seed, tool)),
@@ -788,7 +800,7 @@ impl Campaign<'_> {
             valid_left: valid,
             invalid: generator.invalid().ok(),
             invalid_left: invalid,
-        });
+        }));
         lane.limits.extend(
             generator
                 .budget_notes()
@@ -1377,7 +1389,7 @@ fn window_bytes(window: &[Done]) -> usize {
 
 /// Puts the window's cases back at the front of their tools' queues, in the order sent (they
 /// are run again, one at a time).
-fn unwind(window: &mut Vec<Done>, lanes: &mut [Lane]) {
+fn unwind(window: &mut Vec<Done>, lanes: &mut [Lane], called: &mut HashSet<u64>) {
     let mut done = std::mem::take(window);
     done.sort_by_key(|d| std::cmp::Reverse(d.seq));
     for d in done {
@@ -1392,6 +1404,8 @@ fn unwind(window: &mut Vec<Done>, lanes: &mut [Lane]) {
             _ => continue,
         };
         let lane = &mut lanes[d.lane];
+        // Sent, but not judged: it is to be sent again, not skipped as already called.
+        called.remove(&call_key(&lane.tool, &value));
         lane.sent = lane.sent.saturating_sub(1);
         if phase != BASELINE {
             lane.calls = lane.calls.saturating_sub(1);

@@ -56,7 +56,11 @@ impl Session {
     /// server is gone, or `window` (from the first send) passes. Returns one exchange per
     /// frame, in order; a frame whose ids were all answered is `Answered` (its first answer),
     /// one with ids left unanswered is `NoAnswer`, a notification is `Fenced`.
-    pub async fn send_many(&mut self, frames: Vec<Outgoing>, window: Duration) -> Vec<Exchange> {
+    pub async fn send_many(
+        &mut self,
+        mut frames: Vec<Outgoing>,
+        window: Duration,
+    ) -> Vec<Exchange> {
         let started = Instant::now();
         let deadline = started + window;
         let timeout_ms = u64::try_from(self.config.timeout.as_millis()).unwrap_or(u64::MAX);
@@ -64,6 +68,9 @@ impl Session {
         let mut received: Vec<Vec<Received>> = vec![Vec::new(); frames.len()];
         let mut answered: Vec<Vec<(RequestId, usize)>> = vec![Vec::new(); frames.len()];
         let mut failed: Vec<Option<String>> = vec![None; frames.len()];
+        // The frames sent whole, shared with the transport's writer instead of copied into it
+        // (a large request is 16 MiB); each goes back into its exchange.
+        let mut shared: Vec<Option<bytes::Bytes>> = vec![None; frames.len()];
         let mut gone = false;
         let mut next = 0;
         let mut next_at = started + frames.first().map_or(Duration::ZERO, |f| f.delay);
@@ -79,10 +86,24 @@ impl Session {
                 break;
             }
             if !all_sent && Instant::now() >= next_at {
-                let frame = &frames[next];
+                let frame = &mut frames[next];
                 sent_at[next] = Some(Instant::now());
                 self.flood.client_sent(Instant::now());
-                if let Err(e) = self.emit(frame).await {
+                let emitted = if frame.action == Action::Send {
+                    let bytes = bytes::Bytes::from(std::mem::take(&mut frame.bytes));
+                    let timeout = self.config.timeout;
+                    let sent = self
+                        .transport
+                        .send_shared(bytes.clone(), timeout)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string());
+                    shared[next] = Some(bytes);
+                    sent
+                } else {
+                    self.emit(frame).await
+                };
+                if let Err(e) = emitted {
                     failed[next] = Some(e);
                 }
                 next += 1;
@@ -178,9 +199,12 @@ impl Session {
                     },
                     None => Expect::Fenced,
                 };
+                // Without a copy once the writer is done with it (it wrote the frame, or gave
+                // up on the server).
+                let sent = shared[i].take().map_or(frame.bytes, Vec::from);
                 Exchange {
                     probe: frame.probe,
-                    sent: frame.bytes,
+                    sent,
                     expect,
                     received: std::mem::take(&mut received[i]),
                     preceding: 0,
@@ -196,6 +220,7 @@ impl Session {
     async fn emit(&mut self, frame: &Outgoing) -> Result<(), String> {
         let timeout = self.config.timeout;
         match frame.action {
+            // (`send_many` sends these itself, sharing the frame with the transport.)
             Action::Send => self
                 .transport
                 .send(&frame.bytes, timeout)

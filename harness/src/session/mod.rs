@@ -1195,14 +1195,22 @@ impl Session {
         for _ in 0..100 {
             let params = cursor.as_ref().map(|c| json!({"cursor": c}));
             let ex = self.request(Probe::ToolsList, "tools/list", params).await;
-            let result = ex.response().and_then(|r| r.result()).cloned();
-            exchanges.push(ex);
-            let Some(result) = result else { break };
+            // The tools are copied out of the page, not the whole result first (a page of
+            // thousands of tools takes tens of MiB once parsed).
+            let Some(result) = ex.response().and_then(|r| r.result()) else {
+                exchanges.push(ex);
+                break;
+            };
             if let Some(page) = result.get("tools").and_then(Value::as_array) {
                 tools.extend(page.iter().filter(|t| t.is_object()).cloned());
             }
-            match result.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if seen.insert(next.to_owned()) => cursor = Some(next.to_owned()),
+            let next = result
+                .get("nextCursor")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            exchanges.push(ex);
+            match next {
+                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
                 _ => break,
             }
         }

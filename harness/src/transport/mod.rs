@@ -48,6 +48,15 @@ impl Frame {
         }
     }
 
+    /// Classifies `raw`, read completely at `at` (a frame parsed later than it was read).
+    pub fn read_at(raw: Vec<u8>, at: Instant) -> Frame {
+        Frame {
+            at,
+            message: wire::parse(&raw),
+            raw,
+        }
+    }
+
     /// The frame as text for a report, cut to `max` bytes.
     pub fn excerpt(&self, max: usize) -> String {
         wire::excerpt(&self.raw, max)
@@ -248,6 +257,22 @@ impl Transport {
                 .await
                 .map(|()| SendReceipt::default()),
             Transport::Http(t) => Ok(t.send(bytes)),
+        }
+    }
+
+    /// [`Transport::send`] of a frame the caller keeps too (in its exchange): over stdio the
+    /// writer shares `bytes` instead of copying them (a 16 MiB request costs 16 MiB, not 32).
+    pub async fn send_shared(
+        &mut self,
+        bytes: bytes::Bytes,
+        timeout: Duration,
+    ) -> Result<SendReceipt, SendError> {
+        match self {
+            Transport::Stdio(t) => t
+                .send_shared(bytes, timeout)
+                .await
+                .map(|()| SendReceipt::default()),
+            Transport::Http(t) => Ok(t.send(&bytes)),
         }
     }
 

@@ -84,12 +84,13 @@ impl ServerProcess {
     /// Spawns `config` as the leader of a new process group. stdin is piped when
     /// `stdin_piped` (else `/dev/null`); stdout is handed back when `own_stdout` (else it is
     /// logged with stderr into the ring buffer). When the process exits, an
-    /// [`TransportEvent::Exited`] is sent on `events`. Must be called inside a Tokio runtime.
-    pub fn spawn(
+    /// [`TransportEvent::Exited`] is sent on `events` (as whatever the channel carries, made
+    /// from it). Must be called inside a Tokio runtime.
+    pub fn spawn<E: From<TransportEvent> + Send + 'static>(
         config: &StdioConfig,
         stdin_piped: bool,
         own_stdout: bool,
-        events: mpsc::Sender<TransportEvent>,
+        events: mpsc::Sender<E>,
     ) -> Result<(ServerProcess, Pipes), StartError> {
         let mut command = CommandWrap::with_new(&config.program, |c| {
             if config.clean_env {
@@ -151,10 +152,10 @@ impl ServerProcess {
             };
             let _ = exit_tx.send(Some(status.clone()));
             let _ = events
-                .send(TransportEvent::Exited {
+                .send(E::from(TransportEvent::Exited {
                     at: Instant::now(),
                     status,
-                })
+                }))
                 .await;
             // Keep `child` alive until here so that kill-on-drop does not fire early.
             drop(child);

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::ChildStdin;
 use tokio::sync::mpsc;
@@ -28,6 +29,12 @@ const OVERSIZE_HEAD_BYTES: usize = 256;
 /// Capacity of the event channel; a server that floods stdout is slowed by backpressure rather
 /// than buffered without bound.
 const EVENT_CAPACITY: usize = 1024;
+/// Lines longer than this (in bytes) that are not noise are parsed by the task that receives
+/// them ([`StdioTransport::recv`]), not by the stdout reader: the value of a large frame (a
+/// `tools/list` of thousands of tools: 2 MB of JSON, over 20 MiB once parsed) is then built
+/// where it is used and freed, instead of in the allocator arena of whichever runtime worker
+/// thread ran the reader, where each such frame left its own 20-odd MiB resident.
+const PARSE_ON_RECEIPT_BYTES: usize = 64 * 1024;
 /// How many frames may wait to be written to the server's stdin. Frames are written by a task
 /// of their own, so that mcp-chaos keeps reading the server's stdout while a write waits for
 /// the server to read (a server that writes while it does not read would otherwise deadlock
@@ -103,7 +110,7 @@ impl StdioConfig {
 #[derive(Debug)]
 pub struct StdioTransport {
     stdin: Option<Writer>,
-    events: mpsc::Receiver<TransportEvent>,
+    events: mpsc::Receiver<Read>,
     process: Option<ServerProcess>,
     reader: JoinHandle<()>,
     config: StdioConfig,
@@ -175,18 +182,26 @@ impl StdioTransport {
     /// is not reading its input ([`SendError::Timeout`]). Fails with [`SendError::Closed`]
     /// once a write failed or stdin was closed.
     pub async fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), SendError> {
+        self.send_shared(Bytes::copy_from_slice(bytes), timeout)
+            .await
+    }
+
+    /// [`StdioTransport::send`] of a frame the caller keeps too, without copying it: the
+    /// writer task holds `bytes` (a reference to the caller's buffer) until it is written.
+    pub async fn send_shared(&mut self, bytes: Bytes, timeout: Duration) -> Result<(), SendError> {
         let Some(writer) = self.stdin.as_ref() else {
             return Err(SendError::Closed("stdin was closed".into()));
         };
         writer.check()?;
-        match tokio::time::timeout(timeout, writer.tx.send(bytes.to_vec())).await {
+        let len = bytes.len();
+        match tokio::time::timeout(timeout, writer.tx.send(bytes)).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(writer
                 .check()
                 .err()
                 .unwrap_or_else(|| SendError::Closed("the stdin writer ended".into()))),
             Err(_) => Err(SendError::Timeout {
-                bytes: bytes.len(),
+                bytes: len,
                 timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
             }),
         }
@@ -201,7 +216,7 @@ impl StdioTransport {
             return Err(SendError::Closed("stdin was closed".into()));
         };
         writer.check()?;
-        match writer.tx.try_send(bytes.to_vec()) {
+        match writer.tx.try_send(Bytes::copy_from_slice(bytes)) {
             Ok(()) => Ok(true),
             Err(mpsc::error::TrySendError::Full(_)) => Ok(false),
             Err(mpsc::error::TrySendError::Closed(_)) => Err(writer
@@ -237,11 +252,12 @@ impl StdioTransport {
             .await
             .ok()
             .flatten()
+            .map(Read::event)
     }
 
     /// An event that has already arrived.
     pub fn try_recv(&mut self) -> Option<TransportEvent> {
-        self.events.try_recv().ok()
+        self.events.try_recv().ok().map(Read::event)
     }
 
     /// The newest stderr output, lossily decoded.
@@ -313,7 +329,7 @@ impl Drop for StdioTransport {
 /// closes the queue: the task writes what is queued, then drops stdin (EOF for the server).
 #[derive(Debug)]
 struct Writer {
-    tx: mpsc::Sender<Vec<u8>>,
+    tx: mpsc::Sender<Bytes>,
     /// Why a write failed, once one did.
     failed: Arc<Mutex<Option<String>>>,
     task: JoinHandle<()>,
@@ -321,7 +337,7 @@ struct Writer {
 
 impl Writer {
     fn spawn(mut stdin: ChildStdin) -> Writer {
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(WRITE_QUEUE_FRAMES);
+        let (tx, mut rx) = mpsc::channel::<Bytes>(WRITE_QUEUE_FRAMES);
         let failed = Arc::new(Mutex::new(None));
         let record = Arc::clone(&failed);
         let task = tokio::spawn(async move {
@@ -350,11 +366,39 @@ impl Writer {
     }
 }
 
+/// What the stdout reader sends: an event, or a line longer than [`PARSE_ON_RECEIPT_BYTES`]
+/// that is not noise, to be parsed into its frame by the receiving side.
+#[derive(Debug)]
+enum Read {
+    Event(TransportEvent),
+    Unparsed {
+        /// When the line was read completely.
+        at: Instant,
+        raw: Vec<u8>,
+    },
+}
+
+impl From<TransportEvent> for Read {
+    fn from(event: TransportEvent) -> Read {
+        Read::Event(event)
+    }
+}
+
+impl Read {
+    /// The event (an unparsed line parsed into its frame).
+    fn event(self) -> TransportEvent {
+        match self {
+            Read::Event(event) => event,
+            Read::Unparsed { at, raw } => TransportEvent::Frame(Frame::read_at(raw, at)),
+        }
+    }
+}
+
 /// Splits a byte stream into newline-terminated frames of at most `max` bytes, sending each as
 /// an event; an unterminated last line is sent as a frame when the stream ends.
 async fn read_frames<R: AsyncRead + Unpin>(
     mut reader: R,
-    tx: mpsc::Sender<TransportEvent>,
+    tx: mpsc::Sender<Read>,
     max: usize,
     skip: Arc<SkipLines>,
 ) {
@@ -375,7 +419,9 @@ async fn read_frames<R: AsyncRead + Unpin>(
     for event in splitter.finish() {
         let _ = tx.send(event).await;
     }
-    let _ = tx.send(TransportEvent::Closed { at: Instant::now() }).await;
+    let _ = tx
+        .send(Read::Event(TransportEvent::Closed { at: Instant::now() }))
+        .await;
 }
 
 /// How many noise lines in a row are passed on as frames (the sample a report quotes) before
@@ -415,7 +461,7 @@ impl LineSplitter {
         }
     }
 
-    fn push(&mut self, mut chunk: &[u8]) -> Vec<TransportEvent> {
+    fn push(&mut self, mut chunk: &[u8]) -> Vec<Read> {
         let mut out = Vec::new();
         while !chunk.is_empty() {
             let newline = chunk.iter().position(|&b| b == b'\n');
@@ -433,7 +479,7 @@ impl LineSplitter {
         out
     }
 
-    fn take(&mut self, part: &[u8]) -> Option<TransportEvent> {
+    fn take(&mut self, part: &[u8]) -> Option<Read> {
         if self.discarding {
             return None;
         }
@@ -447,21 +493,32 @@ impl LineSplitter {
         let room = OVERSIZE_HEAD_BYTES - head.len();
         head.extend_from_slice(&part[..part.len().min(room)]);
         self.discarding = true;
-        Some(TransportEvent::Oversize {
+        Some(Read::Event(TransportEvent::Oversize {
             at: Instant::now(),
             len,
             head,
             what: super::Oversized::Line,
-        })
+        }))
     }
 
-    fn end_line(&mut self, out: &mut Vec<TransportEvent>) {
+    fn end_line(&mut self, out: &mut Vec<Read>) {
         if std::mem::take(&mut self.discarding) {
             // Reported when it passed the limit.
             return;
         }
         if self.skip.as_ref().is_some_and(|s| s.skips(&self.line)) {
             self.line.clear();
+            return;
+        }
+        if self.line.len() > PARSE_ON_RECEIPT_BYTES
+            && crate::wire::reads_as_noise(&self.line) == Some(false)
+        {
+            self.noise_run = 0;
+            self.flush_noise(out);
+            out.push(Read::Unparsed {
+                at: Instant::now(),
+                raw: std::mem::take(&mut self.line),
+            });
             return;
         }
         let frame = Frame::new(std::mem::take(&mut self.line));
@@ -476,21 +533,21 @@ impl LineSplitter {
             self.noise_run = 0;
             self.flush_noise(out);
         }
-        out.push(TransportEvent::Frame(frame));
+        out.push(Read::Event(TransportEvent::Frame(frame)));
     }
 
-    fn flush_noise(&mut self, out: &mut Vec<TransportEvent>) {
+    fn flush_noise(&mut self, out: &mut Vec<Read>) {
         if self.dropped.0 > 0 {
             let (lines, bytes) = std::mem::take(&mut self.dropped);
-            out.push(TransportEvent::Noise {
+            out.push(Read::Event(TransportEvent::Noise {
                 at: Instant::now(),
                 lines,
                 bytes,
-            });
+            }));
         }
     }
 
-    fn finish(&mut self) -> Vec<TransportEvent> {
+    fn finish(&mut self) -> Vec<Read> {
         let mut out = Vec::new();
         if !self.discarding && !self.line.is_empty() {
             self.end_line(&mut out);
@@ -520,6 +577,11 @@ mod tests {
     use nix::sys::signal::killpg;
     use nix::unistd::Pid;
 
+    /// The events the reader would deliver (large lines parsed as on receipt).
+    fn ev(reads: Vec<Read>) -> Vec<TransportEvent> {
+        reads.into_iter().map(Read::event).collect()
+    }
+
     fn frames(events: &[TransportEvent]) -> Vec<String> {
         events
             .iter()
@@ -535,26 +597,52 @@ mod tests {
     #[test]
     fn splits_lines_across_chunks() {
         let mut s = LineSplitter::new(100);
-        let mut out = s.push(b"{\"a\":1}\n{\"b\"");
-        out.extend(s.push(b":2}\n\n"));
-        out.extend(s.push(b"tail"));
-        out.extend(s.finish());
+        let mut out = ev(s.push(b"{\"a\":1}\n{\"b\""));
+        out.extend(ev(s.push(b":2}\n\n")));
+        out.extend(ev(s.push(b"tail")));
+        out.extend(ev(s.finish()));
         assert_eq!(frames(&out), ["{\"a\":1}", "{\"b\":2}", "", "tail"]);
+    }
+
+    #[test]
+    fn a_large_message_is_parsed_on_receipt_and_large_noise_by_the_reader() {
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"s":"{}"}}}}"#,
+            "x".repeat(PARSE_ON_RECEIPT_BYTES)
+        );
+        let noise = "y".repeat(PARSE_ON_RECEIPT_BYTES + 1);
+        let mut s = LineSplitter::new(1 << 20);
+        let reads = s.push(format!("{big}\n{noise}\n").as_bytes());
+        assert!(
+            matches!(&reads[..], [Read::Unparsed { raw, .. }, Read::Event(TransportEvent::Frame(f))]
+                if raw == big.as_bytes() && f.raw == noise.as_bytes()),
+            "{reads:?}"
+        );
+        let events = ev(reads);
+        let TransportEvent::Frame(f) = &events[0] else {
+            panic!("{events:?}")
+        };
+        assert_eq!(f.message, Frame::new(big.into_bytes()).message);
+        assert!(matches!(f.message, Ok(Message::Response(_))));
+        let TransportEvent::Frame(f) = &events[1] else {
+            panic!("{events:?}")
+        };
+        assert!(matches!(f.message, Err(WireError::NotJson { .. })));
     }
 
     #[test]
     fn oversize_is_reported_when_the_limit_is_passed_not_at_the_newline() {
         let mut s = LineSplitter::new(10);
         // 16 bytes with no newline: reported at once, with what was seen.
-        let out = s.push(b"0123456789ABCDEF");
+        let out = ev(s.push(b"0123456789ABCDEF"));
         assert_eq!(frames(&out), ["<oversize 16>"]);
         // The rest of the line is discarded silently; the next line is read normally.
-        let out = s.push(b"GHIJ\nok\n");
+        let out = ev(s.push(b"GHIJ\nok\n"));
         assert_eq!(frames(&out), ["ok"]);
         let mut s = LineSplitter::new(10);
-        assert_eq!(frames(&s.push(b"01234567890\n")), ["<oversize 11>"]);
+        assert_eq!(frames(&ev(s.push(b"01234567890\n"))), ["<oversize 11>"]);
         // Exactly the limit is fine.
-        assert_eq!(frames(&s.push(b"0123456789\n")), ["0123456789"]);
+        assert_eq!(frames(&ev(s.push(b"0123456789\n"))), ["0123456789"]);
     }
 
     #[test]
@@ -564,10 +652,10 @@ mod tests {
         let chunk = vec![b'a'; 64 * 1024];
         let mut reported = Vec::new();
         for _ in 0..200 {
-            reported.extend(s.push(&chunk));
+            reported.extend(ev(s.push(&chunk)));
             assert!(s.line.capacity() <= 2 * max, "{}", s.line.capacity());
         }
-        reported.extend(s.finish());
+        reported.extend(ev(s.finish()));
         assert_eq!(
             frames(&reported),
             [format!("<oversize {}>", max + 64 * 1024)]
@@ -585,7 +673,7 @@ mod tests {
         for i in 0..100 {
             input.extend_from_slice(format!("garbage {i}\n").as_bytes());
         }
-        let out = s.push(&input);
+        let out = ev(s.push(&input));
         assert_eq!(out.len(), NOISE_SAMPLE + 1, "{:?}", frames(&out));
         assert_eq!(frames(&out[..1]), ["garbage 0"]);
         let TransportEvent::Noise { lines, bytes, .. } = out[NOISE_SAMPLE] else {
@@ -597,7 +685,7 @@ mod tests {
             .sum();
         assert_eq!(bytes, input.len() - 100 - kept);
         // A message ends the run: it is passed on, and noise after it is sampled again.
-        let out = s.push(b"more\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\nagain\n");
+        let out = ev(s.push(b"more\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\nagain\n"));
         assert!(
             matches!(
                 out[0],
