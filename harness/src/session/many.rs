@@ -65,16 +65,24 @@ impl Session {
         let mut answered: Vec<Vec<(RequestId, usize)>> = vec![Vec::new(); frames.len()];
         let mut failed: Vec<Option<String>> = vec![None; frames.len()];
         let mut gone = false;
+        // A server whose exit was seen before the batch cannot answer it: what is queued is
+        // read without waiting (at most a queue's worth), then the batch ends.
+        let exited_before = self.exit_seen;
+        let mut drained = 0usize;
         let mut next = 0;
         let mut next_at = started + frames.first().map_or(Duration::ZERO, |f| f.delay);
         self.flood.start_exchange();
         loop {
             let all_sent = next >= frames.len();
+            // A frame that could not be written awaits nothing.
             let all_answered = all_sent
                 && frames
                     .iter()
                     .zip(&answered)
-                    .all(|(f, a)| f.ids.iter().all(|id| a.iter().any(|(got, _)| got == id)));
+                    .zip(&failed)
+                    .all(|((f, a), e)| {
+                        e.is_some() || f.ids.iter().all(|id| a.iter().any(|(got, _)| got == id))
+                    });
             if all_answered || gone || Instant::now() >= deadline {
                 break;
             }
@@ -96,8 +104,18 @@ impl Session {
             } else {
                 next_at.min(deadline)
             };
-            let Some(event) = self.transport.recv(until).await else {
-                if self.transport.has_exited().is_some() {
+            let event = if exited_before {
+                drained += 1;
+                if drained <= super::LEFTOVERS_MAX {
+                    self.transport.try_recv()
+                } else {
+                    None
+                }
+            } else {
+                self.transport.recv(until).await
+            };
+            let Some(event) = event else {
+                if exited_before || self.transport.has_exited().is_some() {
                     gone = true;
                 }
                 continue;
@@ -149,6 +167,7 @@ impl Session {
                 item,
             });
         }
+        self.stderr_settled().await;
         // What the batch dropped is recorded with the last frame sent.
         if let Some(last) = received.get_mut(next.saturating_sub(1)) {
             let at = sent_at[next.saturating_sub(1)].unwrap_or(started);
