@@ -52,8 +52,9 @@ impl Outgoing {
 }
 
 impl Session {
-    /// Sends `frames` (see the module docs) and waits until every awaited id is answered, the
-    /// server is gone, or `window` (from the first send) passes. Returns one exchange per
+    /// Sends `frames` (see the module docs) and waits until every awaited id is answered or
+    /// can no longer be (its frame's write failed, or over HTTP its POST's exchange ended),
+    /// the server is gone, or `window` (from the first send) passes. Returns one exchange per
     /// frame, in order; a frame whose ids were all answered is `Answered` (its first answer),
     /// one with ids left unanswered is `NoAnswer`, a notification is `Fenced`.
     pub async fn send_many(&mut self, frames: Vec<Outgoing>, window: Duration) -> Vec<Exchange> {
@@ -64,6 +65,10 @@ impl Session {
         let mut received: Vec<Vec<Received>> = vec![Vec::new(); frames.len()];
         let mut answered: Vec<Vec<(RequestId, usize)>> = vec![Vec::new(); frames.len()];
         let mut failed: Vec<Option<String>> = vec![None; frames.len()];
+        // Over HTTP, each frame's POST, and whether its exchange ended (status and body read):
+        // nothing more can answer it then (a 413, a 202, a stream closed without the answer).
+        let mut posts: Vec<Option<u64>> = vec![None; frames.len()];
+        let mut ended = vec![false; frames.len()];
         let mut gone = false;
         // A server whose exit was seen before the batch cannot answer it: what is queued is
         // read without waiting (at most a queue's worth), then the batch ends.
@@ -74,15 +79,16 @@ impl Session {
         self.flood.start_exchange();
         loop {
             let all_sent = next >= frames.len();
-            // A frame that could not be written awaits nothing.
+            // A frame that could not be written, or whose HTTP exchange ended, awaits nothing.
             let all_answered = all_sent
-                && frames
-                    .iter()
-                    .zip(&answered)
-                    .zip(&failed)
-                    .all(|((f, a), e)| {
-                        e.is_some() || f.ids.iter().all(|id| a.iter().any(|(got, _)| got == id))
-                    });
+                && (0..frames.len()).all(|i| {
+                    failed[i].is_some()
+                        || ended[i]
+                        || frames[i]
+                            .ids
+                            .iter()
+                            .all(|id| answered[i].iter().any(|(got, _)| got == id))
+                });
             if all_answered || gone || Instant::now() >= deadline {
                 break;
             }
@@ -90,8 +96,9 @@ impl Session {
                 let frame = &frames[next];
                 sent_at[next] = Some(Instant::now());
                 self.flood.client_sent(Instant::now());
-                if let Err(e) = self.emit(frame).await {
-                    failed[next] = Some(e);
+                match self.emit(frame).await {
+                    Ok(post) => posts[next] = post,
+                    Err(e) => failed[next] = Some(e),
                 }
                 next += 1;
                 if let Some(f) = frames.get(next) {
@@ -120,7 +127,10 @@ impl Session {
                 }
                 continue;
             };
-            if matches!(event, TransportEvent::Http(_)) {
+            if let TransportEvent::Http(info) = &event {
+                if let Some(i) = posts.iter().position(|p| *p == Some(info.post)) {
+                    ended[i] = true;
+                }
                 continue;
             }
             let Some(item) = self.absorb(event).await else {
@@ -212,20 +222,21 @@ impl Session {
             .collect()
     }
 
-    async fn emit(&mut self, frame: &Outgoing) -> Result<(), String> {
+    /// Writes one frame as its action says; its POST's number over HTTP.
+    async fn emit(&mut self, frame: &Outgoing) -> Result<Option<u64>, String> {
         let timeout = self.config.timeout;
         match frame.action {
             Action::Send => self
                 .transport
                 .send(&frame.bytes, timeout)
                 .await
-                .map(|_| ())
+                .map(|r| r.post)
                 .map_err(|e| e.to_string()),
             Action::SendInPieces if self.transport.per_request() => self
                 .transport
                 .send(&frame.bytes, timeout)
                 .await
-                .map(|_| ())
+                .map(|r| r.post)
                 .map_err(|e| e.to_string()),
             Action::SendInPieces => {
                 for piece in frame.bytes.chunks(7) {
@@ -235,14 +246,14 @@ impl Session {
                         .map_err(|e| e.to_string())?;
                     tokio::time::sleep(Duration::from_millis(3)).await;
                 }
-                Ok(())
+                Ok(None)
             }
             Action::Disconnect => {
                 match &mut self.transport {
                     Transport::Stdio(t) => t.close_stdin(),
                     Transport::Http(t) => t.abandon_requests(),
                 }
-                Ok(())
+                Ok(None)
             }
         }
     }
