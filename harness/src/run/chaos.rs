@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::ladder::{Ladder, STDIO_KNOWN_LIMITS};
 use super::{Campaign, Event};
 use crate::session::{Action, Exchange, Outcome, Outgoing, Probe, Received, ReceivedItem};
 use crate::transport::{ExitKind, Transport};
@@ -22,9 +23,6 @@ pub const SLOW_CALL_MS: u64 = 2_500;
 pub const PING_BUDGET_MS: u64 = 1_000;
 /// How many requests the concurrency probe keeps in flight.
 pub const CONCURRENT: usize = 8;
-/// The large-request probe's sizes: doubling from 64 KiB to 16 MiB.
-const LARGE_FROM: usize = 64 * 1024;
-const LARGE_TO: usize = 16 * 1024 * 1024;
 
 impl Campaign<'_> {
     /// Runs the transport-chaos probes. `call` is a tool and arguments for ordinary calls;
@@ -369,39 +367,31 @@ impl Campaign<'_> {
         self.add(vec![f]);
     }
 
-    /// Requests doubling in size up to 16 MiB; after each, liveness. At the first size the
-    /// server does not survive, the size is narrowed down by bisection, and one finding names
-    /// the smallest size that broke it.
+    /// Requests growing from 64 KiB to 16 MiB, each followed by a liveness probe, sized by a
+    /// [`Ladder`]: doubling, with a size just over each known SDK limit (stdio), then
+    /// narrowed down between the largest size survived and the smallest not survived. One
+    /// finding names the smallest size that broke the server (and the largest it survived).
     async fn large_requests(&mut self) {
-        let mut good = 0usize;
-        let mut worst: Option<(usize, Vec<crate::finding::Finding>)> = None;
-        let mut size = LARGE_FROM;
-        while size <= LARGE_TO {
-            match self.large_one(size).await {
-                None => good = size,
-                Some(findings) => {
-                    worst = Some((size, findings));
-                    break;
-                }
-            }
-            size *= 2;
-        }
-        let Some((mut bad, mut findings)) = worst else {
-            return;
+        let known = match self.server {
+            super::ServerSpec::Stdio(_) => STDIO_KNOWN_LIMITS,
+            super::ServerSpec::Http(_) => &[],
         };
-        for _ in 0..4 {
-            if bad - good <= LARGE_FROM || self.gave_up {
-                break;
-            }
-            let mid = good + (bad - good) / 2;
-            match self.large_one(mid).await {
-                None => good = mid,
-                Some(f) => {
-                    bad = mid;
-                    findings = f;
+        let mut ladder = Ladder::new(known);
+        let mut findings = Vec::new();
+        while let Some(size) = ladder.next() {
+            match self.large_one(size).await {
+                Large::Survived => ladder.record(size, true),
+                Large::Failed(f) => {
+                    ladder.record(size, false);
+                    // The findings of the smallest size that broke the server.
+                    if ladder.failed() == Some(size) {
+                        findings = f;
+                    }
                 }
+                Large::NotRun => break,
             }
         }
+        let good = ladder.survived();
         for f in &mut findings {
             if good > 0 {
                 f.message = format!("{} (it survived {good} bytes)", f.message);
@@ -411,18 +401,20 @@ impl Campaign<'_> {
         self.add(findings);
     }
 
-    /// Sends one request of about `bytes` bytes, then checks liveness; returns the liveness
-    /// findings (not yet recorded) when the server did not survive it, after restarting it.
-    async fn large_one(&mut self, bytes: usize) -> Option<Vec<crate::finding::Finding>> {
+    /// Sends one request of `bytes` bytes (newline included), then checks liveness; returns
+    /// the liveness findings (not yet recorded) when the server did not survive it, after
+    /// restarting it.
+    async fn large_one(&mut self, bytes: usize) -> Large {
         if !self.announce(&format!("request of {bytes} bytes")) || !self.ensure_session().await {
-            return None;
+            return Large::NotRun;
         }
-        let session = self.session.as_mut()?;
+        let Some(session) = self.session.as_mut() else {
+            return Large::NotRun;
+        };
         let id = session.next_id();
-        let frame = padded(
-            session.liveness_frame(&id, Some(json!({"_meta": {PADDING_KEY: ""}}))),
-            bytes.saturating_sub(200),
-        );
+        let frame = session.liveness_frame(&id, Some(json!({"_meta": {PADDING_KEY: ""}})));
+        let pad = bytes.saturating_sub(frame.len());
+        let frame = padded(frame, pad);
         let window = session.config().timeout;
         let exchanges = session
             .send_many(
@@ -444,12 +436,23 @@ impl Campaign<'_> {
         let findings =
             crate::oracle::liveness::check(&self.context(), &exchanges[0], &ping, &stderr);
         if findings.is_empty() {
-            return None;
+            return Large::Survived;
         }
         self.restart(&format!("server failed after a request of {bytes} bytes"))
             .await;
-        Some(findings)
+        Large::Failed(findings)
     }
+}
+
+/// How one request of the large-request probe went.
+enum Large {
+    /// The liveness probe after it found the server alive.
+    Survived,
+    /// It did not (the liveness findings, not yet recorded).
+    Failed(Vec<crate::finding::Finding>),
+    /// It was not sent: the run's budget is spent, the campaign gave up, or no server could
+    /// be started.
+    NotRun,
 }
 
 fn call_probe(tool: &str, args: &Value) -> Probe {

@@ -11,6 +11,7 @@ pub mod fault_props;
 pub mod faults;
 pub mod features;
 pub mod generated;
+mod ladder;
 mod lifecycle;
 pub mod live;
 pub mod reach;

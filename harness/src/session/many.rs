@@ -52,8 +52,9 @@ impl Outgoing {
 }
 
 impl Session {
-    /// Sends `frames` (see the module docs) and waits until every awaited id is answered, the
-    /// server is gone, or `window` (from the first send) passes. Returns one exchange per
+    /// Sends `frames` (see the module docs) and waits until every awaited id is answered or
+    /// can no longer be (its frame's write failed, or over HTTP its POST's exchange ended),
+    /// the server is gone, or `window` (from the first send) passes. Returns one exchange per
     /// frame, in order; a frame whose ids were all answered is `Answered` (its first answer),
     /// one with ids left unanswered is `NoAnswer`, a notification is `Fenced`.
     pub async fn send_many(
@@ -71,17 +72,30 @@ impl Session {
         // The frames sent whole, shared with the transport's writer instead of copied into it
         // (a large request is 16 MiB); each goes back into its exchange.
         let mut shared: Vec<Option<bytes::Bytes>> = vec![None; frames.len()];
+        // Over HTTP, each frame's POST, and whether its exchange ended (status and body read):
+        // nothing more can answer it then (a 413, a 202, a stream closed without the answer).
+        let mut posts: Vec<Option<u64>> = vec![None; frames.len()];
+        let mut ended = vec![false; frames.len()];
         let mut gone = false;
+        // A server whose exit was seen before the batch cannot answer it: what is queued is
+        // read without waiting (at most a queue's worth), then the batch ends.
+        let exited_before = self.exit_seen;
+        let mut drained = 0usize;
         let mut next = 0;
         let mut next_at = started + frames.first().map_or(Duration::ZERO, |f| f.delay);
         self.flood.start_exchange();
         loop {
             let all_sent = next >= frames.len();
+            // A frame that could not be written, or whose HTTP exchange ended, awaits nothing.
             let all_answered = all_sent
-                && frames
-                    .iter()
-                    .zip(&answered)
-                    .all(|(f, a)| f.ids.iter().all(|id| a.iter().any(|(got, _)| got == id)));
+                && (0..frames.len()).all(|i| {
+                    failed[i].is_some()
+                        || ended[i]
+                        || frames[i]
+                            .ids
+                            .iter()
+                            .all(|id| answered[i].iter().any(|(got, _)| got == id))
+                });
             if all_answered || gone || Instant::now() >= deadline {
                 break;
             }
@@ -96,15 +110,16 @@ impl Session {
                         .transport
                         .send_shared(bytes.clone(), timeout)
                         .await
-                        .map(|_| ())
+                        .map(|r| r.post)
                         .map_err(|e| e.to_string());
                     shared[next] = Some(bytes);
                     sent
                 } else {
                     self.emit(frame).await
                 };
-                if let Err(e) = emitted {
-                    failed[next] = Some(e);
+                match emitted {
+                    Ok(post) => posts[next] = post,
+                    Err(e) => failed[next] = Some(e),
                 }
                 next += 1;
                 if let Some(f) = frames.get(next) {
@@ -117,13 +132,26 @@ impl Session {
             } else {
                 next_at.min(deadline)
             };
-            let Some(event) = self.transport.recv(until).await else {
-                if self.transport.has_exited().is_some() {
+            let event = if exited_before {
+                drained += 1;
+                if drained <= super::LEFTOVERS_MAX {
+                    self.transport.try_recv()
+                } else {
+                    None
+                }
+            } else {
+                self.transport.recv(until).await
+            };
+            let Some(event) = event else {
+                if exited_before || self.transport.has_exited().is_some() {
                     gone = true;
                 }
                 continue;
             };
-            if matches!(event, TransportEvent::Http(_)) {
+            if let TransportEvent::Http(info) = &event {
+                if let Some(i) = posts.iter().position(|p| *p == Some(info.post)) {
+                    ended[i] = true;
+                }
                 continue;
             }
             let Some(item) = self.absorb(event).await else {
@@ -170,6 +198,7 @@ impl Session {
                 item,
             });
         }
+        self.stderr_settled().await;
         // What the batch dropped is recorded with the last frame sent.
         if let Some(last) = received.get_mut(next.saturating_sub(1)) {
             let at = sent_at[next.saturating_sub(1)].unwrap_or(started);
@@ -217,7 +246,8 @@ impl Session {
             .collect()
     }
 
-    async fn emit(&mut self, frame: &Outgoing) -> Result<(), String> {
+    /// Writes one frame as its action says; its POST's number over HTTP.
+    async fn emit(&mut self, frame: &Outgoing) -> Result<Option<u64>, String> {
         let timeout = self.config.timeout;
         match frame.action {
             // (`send_many` sends these itself, sharing the frame with the transport.)
@@ -225,13 +255,13 @@ impl Session {
                 .transport
                 .send(&frame.bytes, timeout)
                 .await
-                .map(|_| ())
+                .map(|r| r.post)
                 .map_err(|e| e.to_string()),
             Action::SendInPieces if self.transport.per_request() => self
                 .transport
                 .send(&frame.bytes, timeout)
                 .await
-                .map(|_| ())
+                .map(|r| r.post)
                 .map_err(|e| e.to_string()),
             Action::SendInPieces => {
                 for piece in frame.bytes.chunks(7) {
@@ -241,14 +271,14 @@ impl Session {
                         .map_err(|e| e.to_string())?;
                     tokio::time::sleep(Duration::from_millis(3)).await;
                 }
-                Ok(())
+                Ok(None)
             }
             Action::Disconnect => {
                 match &mut self.transport {
                     Transport::Stdio(t) => t.close_stdin(),
                     Transport::Http(t) => t.abandon_requests(),
                 }
-                Ok(())
+                Ok(None)
             }
         }
     }

@@ -182,6 +182,12 @@ pub struct Session {
     /// Whether the server closed its stdout (stdio): remembered, so that every later
     /// exchange ends as [`Outcome::Gone`] at once instead of waiting out its deadline.
     stdout_closed: bool,
+    /// Whether the server's exit was seen (stdio: its [`TransportEvent::Exited`] taken in by
+    /// an exchange): remembered, so that every later exchange ends as [`Outcome::Gone`] at
+    /// once instead of waiting for an answer, or for a stdout that another process may hold
+    /// open. Not over HTTP, where the process that exits is the `--start` command, which may
+    /// leave the server running.
+    exit_seen: bool,
     /// The exchanges of the last handshake that failed (see [`Session::take_failed_handshake`]).
     failed_handshake: Vec<Exchange>,
     /// The rate of unsolicited messages, and what the current exchange keeps (see [`flood`]).
@@ -201,6 +207,13 @@ pub struct Session {
     progress_heard: Vec<(String, Instant)>,
 }
 
+/// How long the end of a stdio server is waited for once one side of it was seen (500 ms): after
+/// its exit, its stdout and stderr closing (what it wrote just before exiting may still be in
+/// the pipes); after its stdout closed, its exit (so that a finding says how it exited). Only
+/// a process the server left behind holding a pipe open, or a server that closed its stdout
+/// and lives on, makes the wait this long; otherwise the other side follows at once.
+pub const EXIT_OUTPUT_GRACE: Duration = Duration::from_millis(500);
+
 /// Tokens remembered in [`Session::take_progress_heard`]'s list (the oldest goes first).
 pub const PROGRESS_HEARD_MAX: usize = 64;
 
@@ -215,6 +228,7 @@ impl Session {
             stale: std::collections::HashMap::new(),
             wait_cap: None,
             stdout_closed: false,
+            exit_seen: false,
             failed_handshake: Vec::new(),
             flood: flood::FloodMeter::new(Instant::now()),
             skipping: None,
@@ -573,6 +587,7 @@ impl Session {
                     break;
                 }
             }
+            self.stderr_settled().await;
             self.close_recording(started, &mut received);
             return make(received, Outcome::SendFailed(e.to_string()), bytes);
         }
@@ -585,6 +600,7 @@ impl Session {
                 match self.send_fence().await {
                     Ok(id) => Some(id),
                     Err(e) => {
+                        self.stderr_settled().await;
                         self.close_recording(started, &mut received);
                         return make(received, Outcome::SendFailed(e), bytes);
                     }
@@ -598,8 +614,16 @@ impl Session {
         if matches!(probe, Probe::Liveness) && matches!(outcome, Outcome::Answered { .. }) {
             self.sample_rtt(started.elapsed());
         }
+        self.stderr_settled().await;
         self.close_recording(started, &mut received);
         make(received, outcome, bytes)
+    }
+
+    /// Once a stdio server has exited, waits for its stderr to be read to the end (until at
+    /// most [`EXIT_OUTPUT_GRACE`] after the exit), so that the tail a `server-died` finding
+    /// quotes holds its last words; at once otherwise. Every exchange ends with it.
+    async fn stderr_settled(&self) {
+        self.transport.stderr_settled(EXIT_OUTPUT_GRACE).await;
     }
 
     async fn send_fence(&mut self) -> Result<RequestId, String> {
@@ -641,7 +665,13 @@ impl Session {
         let mut exited: Option<ExitKind> = None;
         // A stdout closed in an earlier exchange stays closed: nothing can answer this one.
         let mut closed = self.stdout_closed;
-        let mut gone_at: Option<Instant> = closed.then(Instant::now);
+        // Nor can a server whose exit was seen before this wait began (in an earlier exchange,
+        // or among this one's leftovers); its last output was read then or is queued now, so
+        // there is no stdout to wait for either (another process may hold it open).
+        let exited_before = self.exit_seen;
+        let mut gone_at: Option<Instant> = (closed || exited_before).then(Instant::now);
+        // Events taken without waiting once gone, for the cap below.
+        let mut drained = 0usize;
         let progress_token = match expect {
             Expect::Response { id, .. } => Some(format!("mcp-chaos-{id}")),
             Expect::Fenced => None,
@@ -651,16 +681,25 @@ impl Session {
         let mut answered: Option<usize> = None;
         let outcome = loop {
             let until = match (fenced_at, gone_at) {
-                (_, Some(t)) => t + Duration::from_millis(500),
+                (_, Some(t)) => t + EXIT_OUTPUT_GRACE,
                 (Some(t), None) => t + self.grace(),
                 (None, None) => deadline,
             };
-            // Once the output is closed and the process has exited, nothing more can come but
-            // what is already queued: no waiting.
-            let settled = gone_at.is_some() && closed && self.transport.has_exited().is_some();
+            // Once the output is closed and the process has exited (or it had exited before
+            // the wait), nothing more can come but what is already queued: no waiting. From an
+            // output still open (a process the server left behind holds it), at most a
+            // queue's worth.
+            let settled = gone_at.is_some()
+                && (closed || exited_before)
+                && self.transport.has_exited().is_some();
             // A steady stream of events (a flood) must not keep the window open past its end.
             let event = if settled {
-                self.transport.try_recv()
+                drained += 1;
+                if closed || drained <= LEFTOVERS_MAX {
+                    self.transport.try_recv()
+                } else {
+                    None
+                }
             } else if Instant::now() < until {
                 self.transport.recv(until).await
             } else {
@@ -964,7 +1003,10 @@ impl Session {
                 self.stdout_closed = true;
                 Some(ReceivedItem::Closed)
             }
-            TransportEvent::Exited { status, .. } => Some(ReceivedItem::Exited(status)),
+            TransportEvent::Exited { status, .. } => {
+                self.exit_seen |= self.is_stdio();
+                Some(ReceivedItem::Exited(status))
+            }
             TransportEvent::Http(info) => Some(ReceivedItem::Http(info)),
         }
     }
@@ -1596,6 +1638,63 @@ for line in sys.stdin:
         );
         assert_eq!(s.dropped().notifications, dropped.notifications);
         s.shutdown().await;
+    }
+
+    /// A server that leaves a process behind holding its stdin, stdout and stderr open, and
+    /// on its first request says its last words on stderr and exits 3 without answering.
+    const EXIT_LEAVING_A_CHILD: &str = r#"
+import subprocess, sys
+subprocess.Popen(["sleep", "60"])
+sys.stdin.buffer.readline()
+sys.stderr.write("last words\n")
+sys.stderr.flush()
+sys.exit(3)
+"#;
+
+    /// Once its exit was seen, a server whose stdout another process holds open gets no
+    /// more waiting: a later request or batch ends `Gone` with the exit status (not
+    /// unanswered at its deadline), and the stderr tail holds what it wrote before exiting.
+    #[tokio::test]
+    async fn after_the_exit_nothing_waits_for_an_output_held_open() {
+        let mut s = session(EXIT_LEAVING_A_CHILD);
+        let first = s.request(Probe::Liveness, "ping", None).await;
+        assert_eq!(first.outcome, Outcome::Gone(Some(ExitKind::Code(3))));
+        let again = s.request(Probe::Liveness, "ping", None).await;
+        assert!(
+            matches!(
+                again.outcome,
+                Outcome::Gone(Some(ExitKind::Code(3))) | Outcome::SendFailed(_)
+            ),
+            "{:?}",
+            again.outcome
+        );
+        let id = s.next_id();
+        let frame = s.liveness_frame(&id, None);
+        let batch = s
+            .send_many(
+                vec![Outgoing::new(
+                    Probe::Liveness,
+                    frame,
+                    vec![id],
+                    Duration::ZERO,
+                )],
+                Duration::from_secs(20),
+            )
+            .await;
+        assert!(
+            matches!(
+                batch[0].outcome,
+                Outcome::Gone(Some(ExitKind::Code(3))) | Outcome::SendFailed(_)
+            ),
+            "{:?}",
+            batch[0].outcome
+        );
+        assert!(
+            s.stderr_tail().contains("last words"),
+            "{}",
+            s.stderr_tail()
+        );
+        s.kill().await;
     }
 
     /// A server that sends 2 000 `roots/list` requests without reading, then reads: none

@@ -372,6 +372,15 @@ impl Transport {
         }
     }
 
+    /// Once a stdio server has exited, waits until its stderr is read to the end, until at
+    /// most `grace` after the exit, so that [`Transport::stderr_tail`] holds its last words.
+    /// Returns at once while it runs, once `grace` after its exit has passed, and over HTTP.
+    pub async fn stderr_settled(&self, grace: std::time::Duration) {
+        if let Transport::Stdio(t) = self {
+            t.stderr_settled(grace).await;
+        }
+    }
+
     /// Whether the server process has exited.
     pub fn has_exited(&self) -> Option<ExitKind> {
         match self {

@@ -63,8 +63,12 @@ pub fn kill_every_group() -> usize {
 #[derive(Debug)]
 pub struct ServerProcess {
     pgid: Pid,
-    exit: watch::Receiver<Option<ExitKind>>,
+    /// How the process exited and when that was seen, once it has.
+    exit: watch::Receiver<Option<(ExitKind, Instant)>>,
     log: Arc<Mutex<Ring>>,
+    /// How many of the pipes read into `log` reached their end, against how many there are.
+    log_ended: watch::Receiver<usize>,
+    log_pipes: usize,
     tasks: Vec<JoinHandle<()>>,
     eof_grace: Duration,
     term_grace: Duration,
@@ -134,28 +138,33 @@ impl ServerProcess {
         let stderr_pipe = child.stderr().take();
         let log = Arc::new(Mutex::new(Ring::new(config.stderr_bytes)));
         let (exit_tx, exit) = watch::channel(None);
+        let (ended_tx, log_ended) = watch::channel(0usize);
+        let ended_tx = Arc::new(ended_tx);
         let mut tasks = Vec::new();
+        let mut log_pipes = 0;
         let stdout = match stdout {
             Some(out) if !own_stdout => {
-                tasks.push(tokio::spawn(read_log(out, Arc::clone(&log))));
+                log_pipes += 1;
+                let (log, ended) = (Arc::clone(&log), Arc::clone(&ended_tx));
+                tasks.push(tokio::spawn(read_log(out, log, ended)));
                 None
             }
             other => other,
         };
         if let Some(pipe) = stderr_pipe {
-            tasks.push(tokio::spawn(read_log(pipe, Arc::clone(&log))));
+            log_pipes += 1;
+            let (log, ended) = (Arc::clone(&log), Arc::clone(&ended_tx));
+            tasks.push(tokio::spawn(read_log(pipe, log, ended)));
         }
         tasks.push(tokio::spawn(async move {
             let status = match child.wait().await {
                 Ok(status) => exit_kind(status),
                 Err(_) => ExitKind::Unknown,
             };
-            let _ = exit_tx.send(Some(status.clone()));
+            let at = Instant::now();
+            let _ = exit_tx.send(Some((status.clone(), at)));
             let _ = events
-                .send(E::from(TransportEvent::Exited {
-                    at: Instant::now(),
-                    status,
-                }))
+                .send(E::from(TransportEvent::Exited { at, status }))
                 .await;
             // Keep `child` alive until here so that kill-on-drop does not fire early.
             drop(child);
@@ -165,6 +174,8 @@ impl ServerProcess {
                 pgid,
                 exit,
                 log,
+                log_ended,
+                log_pipes,
                 tasks,
                 eof_grace: config.eof_grace,
                 term_grace: config.term_grace,
@@ -189,7 +200,25 @@ impl ServerProcess {
 
     /// How the process exited, if it has.
     pub fn has_exited(&self) -> Option<ExitKind> {
-        self.exit.borrow().clone()
+        self.exit
+            .borrow()
+            .as_ref()
+            .map(|(status, _)| status.clone())
+    }
+
+    /// Once the process has exited, waits until the pipes read into the log (stderr, and
+    /// stdout when it is logged) reached their end, until at most `grace` after the exit was
+    /// seen: a process writes its last words just before it exits, and they may still be in
+    /// the pipe when the exit is seen. The end comes with the exit, unless a process it left
+    /// behind holds a pipe open. Returns at once while the process runs, and once `grace`
+    /// after the exit has passed.
+    pub async fn log_settled(&self, grace: Duration) {
+        let Some(at) = self.exit.borrow().as_ref().map(|(_, at)| *at) else {
+            return;
+        };
+        let mut ended = self.log_ended.clone();
+        let pipes = self.log_pipes;
+        let _ = tokio::time::timeout_at((at + grace).into(), ended.wait_for(|n| *n >= pipes)).await;
     }
 
     /// How long [`ServerProcess::shutdown`] waits for the process to exit on its own.
@@ -201,7 +230,7 @@ impl ServerProcess {
     pub async fn wait_exit(&self, within: Duration) -> Option<ExitKind> {
         let mut exit = self.exit.clone();
         match tokio::time::timeout(within, exit.wait_for(Option::is_some)).await {
-            Ok(Ok(status)) => status.clone(),
+            Ok(Ok(exited)) => exited.as_ref().map(|(status, _)| status.clone()),
             _ => None,
         }
     }
@@ -341,11 +370,19 @@ impl Ring {
     }
 }
 
-async fn read_log<R: AsyncRead + Unpin>(mut reader: R, ring: Arc<Mutex<Ring>>) {
+/// Reads `reader` into `ring` until its end, then counts it in `ended`.
+async fn read_log<R: AsyncRead + Unpin>(
+    mut reader: R,
+    ring: Arc<Mutex<Ring>>,
+    ended: Arc<watch::Sender<usize>>,
+) {
     let mut buf = vec![0u8; 8 * 1024];
     loop {
         match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => {
+                ended.send_modify(|n| *n += 1);
+                return;
+            }
             Ok(n) => match ring.lock() {
                 Ok(mut ring) => ring.push(&buf[..n]),
                 Err(poisoned) => poisoned.into_inner().push(&buf[..n]),

@@ -273,6 +273,14 @@ impl StdioTransport {
         self.process.as_ref().and_then(ServerProcess::has_exited)
     }
 
+    /// Once the server has exited, waits until its stderr is read to the end, until at most
+    /// `grace` after the exit (see [`ServerProcess::log_settled`]).
+    pub async fn stderr_settled(&self, grace: Duration) {
+        if let Some(process) = &self.process {
+            process.log_settled(grace).await;
+        }
+    }
+
     /// Waits up to `within` for the server to exit; how it exited, or `None`.
     pub async fn wait_exit(&self, within: std::time::Duration) -> Option<ExitKind> {
         match &self.process {
