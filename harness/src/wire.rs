@@ -869,6 +869,286 @@ fn error_code(error: &Value) -> Result<i64, WireError> {
     }
 }
 
+/// The `method` of `frame` when [`parse`] classifies it as a request or a notification, `None`
+/// for anything else: the same answer as matching on `parse(frame)`, but found without
+/// building the frame's values (a `tools/call` frame's arguments are checked as JSON and
+/// dropped as they are read, not built into maps and strings). Frames the quick reading
+/// cannot settle (JSON nested deeper than serde_json's limit, anything serde_json refuses)
+/// are parsed in full.
+pub fn request_method(frame: &[u8]) -> Option<String> {
+    let Ok(text) = std::str::from_utf8(frame) else {
+        return None;
+    };
+    // Only an object can be a request or a notification.
+    if text.trim_ascii_start().as_bytes().first() != Some(&b'{') {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let quick = <quick::Envelope as serde::Deserialize>::deserialize(&mut de)
+        .and_then(|envelope| de.end().map(|()| envelope));
+    match quick {
+        Ok(envelope) => envelope.method(),
+        Err(_) => match parse(frame) {
+            Ok(Message::Request(r)) => Some(r.method().to_owned()),
+            Ok(Message::Notification(n)) => Some(n.method().to_owned()),
+            _ => None,
+        },
+    }
+}
+
+/// The envelope of one JSON object read by [`request_method`]: the members [`envelope`]
+/// looks at, as much of them as it needs (the last of duplicate members wins, as in a parsed
+/// [`Value`]), every other value checked by serde_json exactly as parsing it into a [`Value`]
+/// would check it (escapes, number ranges, nesting), and dropped.
+mod quick {
+    use std::fmt;
+
+    use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+
+    use super::JsonKind;
+
+    /// A member's value: its kind, and the string or integer when it is one.
+    #[derive(Default)]
+    pub(super) enum Member {
+        #[default]
+        Absent,
+        Str(String),
+        Integer,
+        Other(JsonKind),
+    }
+
+    impl Member {
+        fn kind(&self) -> Option<JsonKind> {
+            match self {
+                Member::Absent => None,
+                Member::Str(_) => Some(JsonKind::String),
+                Member::Integer => Some(JsonKind::Integer),
+                Member::Other(kind) => Some(*kind),
+            }
+        }
+    }
+
+    #[derive(Default)]
+    pub(super) struct Envelope {
+        jsonrpc: Member,
+        method: Member,
+        params: Member,
+        id: Member,
+        result: Member,
+        error: Member,
+    }
+
+    impl Envelope {
+        /// The method when the object is a valid request or notification (the checks of
+        /// [`super::envelope`] for an object with `method`).
+        pub(super) fn method(self) -> Option<String> {
+            if !matches!(&self.jsonrpc, Member::Str(v) if v == "2.0") {
+                return None;
+            }
+            let Member::Str(method) = self.method else {
+                return None;
+            };
+            if self.result.kind().is_some() || self.error.kind().is_some() {
+                return None;
+            }
+            if !matches!(
+                self.params.kind(),
+                None | Some(JsonKind::Object | JsonKind::Array)
+            ) {
+                return None;
+            }
+            match self.id {
+                Member::Absent | Member::Str(_) | Member::Integer => Some(method),
+                Member::Other(_) => None,
+            }
+        }
+    }
+
+    impl<'de> de::Deserialize<'de> for Envelope {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(EnvelopeVisitor)
+        }
+    }
+
+    struct EnvelopeVisitor;
+
+    impl<'de> Visitor<'de> for EnvelopeVisitor {
+        type Value = Envelope;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+            let mut envelope = Envelope::default();
+            while let Some(key) = map.next_key::<Key>()? {
+                let slot = match key {
+                    Key::Jsonrpc => &mut envelope.jsonrpc,
+                    Key::Method => &mut envelope.method,
+                    Key::Params => &mut envelope.params,
+                    Key::Id => &mut envelope.id,
+                    Key::Result => &mut envelope.result,
+                    Key::Error => &mut envelope.error,
+                    Key::Other => {
+                        map.next_value::<Checked>()?;
+                        continue;
+                    }
+                };
+                *slot = map.next_value::<MemberValue>()?.0;
+            }
+            Ok(envelope)
+        }
+    }
+
+    /// A member name, as the envelope sorts them.
+    enum Key {
+        Jsonrpc,
+        Method,
+        Params,
+        Id,
+        Result,
+        Error,
+        Other,
+    }
+
+    impl<'de> de::Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(KeyVisitor)
+        }
+    }
+
+    struct KeyVisitor;
+
+    impl Visitor<'_> for KeyVisitor {
+        type Value = Key;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a member name")
+        }
+
+        fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+            Ok(match key {
+                "jsonrpc" => Key::Jsonrpc,
+                "method" => Key::Method,
+                "params" => Key::Params,
+                "id" => Key::Id,
+                "result" => Key::Result,
+                "error" => Key::Error,
+                _ => Key::Other,
+            })
+        }
+    }
+
+    /// One envelope member's value.
+    struct MemberValue(Member);
+
+    impl<'de> de::Deserialize<'de> for MemberValue {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(MemberVisitor)
+        }
+    }
+
+    struct MemberVisitor;
+
+    impl<'de> Visitor<'de> for MemberVisitor {
+        type Value = MemberValue;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Other(JsonKind::Bool)))
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Integer))
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Integer))
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Other(JsonKind::Float)))
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Str(v.to_owned())))
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Other(JsonKind::Null)))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MemberValue, A::Error> {
+            CheckedVisitor.visit_seq(seq)?;
+            Ok(MemberValue(Member::Other(JsonKind::Array)))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MemberValue, A::Error> {
+            CheckedVisitor.visit_map(map)?;
+            Ok(MemberValue(Member::Other(JsonKind::Object)))
+        }
+    }
+
+    /// Any JSON value, read as serde_json reads one into a `Value` (so refused where that
+    /// would be), and dropped.
+    struct Checked;
+
+    impl<'de> de::Deserialize<'de> for Checked {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(CheckedVisitor)
+        }
+    }
+
+    struct CheckedVisitor;
+
+    impl<'de> Visitor<'de> for CheckedVisitor {
+        type Value = Checked;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+            while seq.next_element::<Checked>()?.is_some() {}
+            Ok(Checked)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+            while map.next_key::<Checked>()?.is_some() {
+                map.next_value::<Checked>()?;
+            }
+            Ok(Checked)
+        }
+    }
+}
+
 /// Builds a request frame value: `{"jsonrpc":"2.0","id":..,"method":..,"params":..}`.
 pub fn request(id: &RequestId, method: &str, params: Option<Value>) -> Value {
     let mut map = Map::new();
@@ -1209,5 +1489,112 @@ mod tests {
         let s = "é".repeat(10);
         let e = excerpt(s.as_bytes(), 5);
         assert!(e.starts_with("éé…"), "{e}");
+    }
+
+    fn method_by_parse(frame: &[u8]) -> Option<String> {
+        match parse(frame) {
+            Ok(Message::Request(r)) => Some(r.method().to_owned()),
+            Ok(Message::Notification(n)) => Some(n.method().to_owned()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn request_method_agrees_with_parse() {
+        let deep = |n: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"deep","params":{{"a":{}{}}}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let mut frames: Vec<Vec<u8>> = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1.5e300,"b":[{}]}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.0,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":7}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
+            r#"{"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","error":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"a","method":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":5,"method":"a"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"id":2,"method":"a"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"p\u0069ng\n"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\ud83d\ude00"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e400}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":-1e-400}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","\ud800":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n",
+            "  \t{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":{"\u00e9":[1,{"y":null}],"k":1,"k":2}}"#,
+            r#"{"jsonr\u0070c":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping",}"#,
+            r#"{"jsonrpc":"2.0","id":01,"method":"ping"}"#,
+            "",
+            "   ",
+            "{",
+            "null",
+            "{}",
+        ]
+        .iter()
+        .map(|f| f.as_bytes().to_vec())
+        .collect();
+        frames.extend([deep(100), deep(200), deep(600)].map(String::into_bytes));
+        frames.push(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}".to_vec());
+        for frame in &frames {
+            assert_eq!(
+                request_method(frame),
+                method_by_parse(frame),
+                "{}",
+                String::from_utf8_lossy(frame)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 2000,
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
+        /// Frames put together from pieces of envelopes (most of them near-misses) get the
+        /// same method, or none, from [`request_method`] as from [`parse`].
+        #[test]
+        fn request_method_agrees_with_parse_on_near_misses(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "{", "}", "[", "]", ",", ":", " ", "\"jsonrpc\"", "\"2.0\"", "\"method\"",
+                "\"ping\"", "\"id\"", "1", "-1", "1.5", "1e400", "null", "true", "\"params\"",
+                "\"result\"", "\"error\"", "\"\\ud800\"", "\"\\u0041\"", "\"x\"", "{}", "[]",
+                "\"jsonrpc\":\"2.0\",", "\"method\":\"a\",", "\"id\":7,",
+            ]), 0..16),
+            prefix in proptest::bool::ANY,
+        ) {
+            let mut frame = if prefix { "{\"jsonrpc\":\"2.0\",".to_owned() } else { String::new() };
+            frame.extend(pieces);
+            proptest::prop_assert_eq!(
+                request_method(frame.as_bytes()),
+                method_by_parse(frame.as_bytes()),
+                "{}", frame
+            );
+        }
     }
 }

@@ -146,11 +146,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
 
 /// The `method` of the frame that was sent, if it is a JSON object with one.
 pub fn sent_method(sent: &[u8]) -> Option<String> {
-    match wire::parse(sent) {
-        Ok(Message::Request(r)) => Some(r.method().to_owned()),
-        Ok(Message::Notification(n)) => Some(n.method().to_owned()),
-        _ => None,
-    }
+    wire::request_method(sent)
 }
 
 fn kind(v: &Value) -> String {
