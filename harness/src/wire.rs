@@ -599,31 +599,6 @@ pub fn parse(frame: &[u8]) -> Result<Message, WireError> {
     classify(value)
 }
 
-/// The `method` of `frame` when [`parse`] reads it as a request or a notification (`None`
-/// for anything else), without building the frame's long nested strings: a large request
-/// (16 MiB of padding in `params._meta`) costs no second 16 MiB to name its method. The
-/// answer is [`parse`]'s: the frame is read by the same parser with the same limits, and only
-/// strings below the members of the top-level value, which no rule of the envelope reads,
-/// are left out; what that reading cannot tell (not UTF-8, not JSON, nested deeper than
-/// serde_json's limit) goes to [`parse`] itself.
-pub fn method_of(frame: &[u8]) -> Option<String> {
-    let lean = std::str::from_utf8(frame).ok().and_then(|text| {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let value = serde::de::DeserializeSeed::deserialize(Lean { depth: 0 }, &mut de).ok()?;
-        de.end().ok()?;
-        Some(value)
-    });
-    let message = match lean {
-        Some(value) => classify(value),
-        None => parse(frame),
-    };
-    match message {
-        Ok(Message::Request(r)) => Some(r.method().to_owned()),
-        Ok(Message::Notification(n)) => Some(n.method().to_owned()),
-        _ => None,
-    }
-}
-
 /// Whether [`parse`] reads `frame` as noise rather than as an attempt at a message (an
 /// [`WireError::Empty`], [`WireError::NotUtf8`], [`WireError::NotJson`] or
 /// [`WireError::NotAnObject`] error), told without building the frame's value: the same
@@ -727,84 +702,6 @@ impl serde::de::Visitor<'_> for SkimKey {
 
     fn visit_str<E>(self, _: &str) -> Result<(), E> {
         Ok(())
-    }
-}
-
-/// Strings longer than this, nested below the members of a frame's top-level value, are read
-/// as empty by [`method_of`].
-const LEAN_STRING_BYTES: usize = 1024;
-
-/// A JSON value read as `serde_json::Value` reads it, except that strings longer than
-/// [`LEAN_STRING_BYTES`] at `depth` 2 or more (0 is the top-level value, 1 its members or
-/// elements) are read as empty.
-#[derive(Clone, Copy)]
-struct Lean {
-    depth: usize,
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for Lean {
-    type Value = Value;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Lean {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        if self.depth >= 2 && v.len() > LEAN_STRING_BYTES {
-            return Ok(Value::String(String::new()));
-        }
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let inner = Lean {
-            depth: self.depth + 1,
-        };
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(inner)? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let inner = Lean {
-            depth: self.depth + 1,
-        };
-        let mut members = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(inner)?;
-            members.insert(key, value);
-        }
-        Ok(Value::Object(members))
     }
 }
 
@@ -1075,6 +972,286 @@ fn error_code(error: &Value) -> Result<i64, WireError> {
         Some(other) => Err(WireError::ErrorMessageNotString {
             found: JsonKind::of(other),
         }),
+    }
+}
+
+/// The `method` of `frame` when [`parse`] classifies it as a request or a notification, `None`
+/// for anything else: the same answer as matching on `parse(frame)`, but found without
+/// building the frame's values (a `tools/call` frame's arguments are checked as JSON and
+/// dropped as they are read, not built into maps and strings). Frames the quick reading
+/// cannot settle (JSON nested deeper than serde_json's limit, anything serde_json refuses)
+/// are parsed in full.
+pub fn request_method(frame: &[u8]) -> Option<String> {
+    let Ok(text) = std::str::from_utf8(frame) else {
+        return None;
+    };
+    // Only an object can be a request or a notification.
+    if text.trim_ascii_start().as_bytes().first() != Some(&b'{') {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let quick = <quick::Envelope as serde::Deserialize>::deserialize(&mut de)
+        .and_then(|envelope| de.end().map(|()| envelope));
+    match quick {
+        Ok(envelope) => envelope.method(),
+        Err(_) => match parse(frame) {
+            Ok(Message::Request(r)) => Some(r.method().to_owned()),
+            Ok(Message::Notification(n)) => Some(n.method().to_owned()),
+            _ => None,
+        },
+    }
+}
+
+/// The envelope of one JSON object read by [`request_method`]: the members [`envelope`]
+/// looks at, as much of them as it needs (the last of duplicate members wins, as in a parsed
+/// [`Value`]), every other value checked by serde_json exactly as parsing it into a [`Value`]
+/// would check it (escapes, number ranges, nesting), and dropped.
+mod quick {
+    use std::fmt;
+
+    use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+
+    use super::JsonKind;
+
+    /// A member's value: its kind, and the string or integer when it is one.
+    #[derive(Default)]
+    pub(super) enum Member {
+        #[default]
+        Absent,
+        Str(String),
+        Integer,
+        Other(JsonKind),
+    }
+
+    impl Member {
+        fn kind(&self) -> Option<JsonKind> {
+            match self {
+                Member::Absent => None,
+                Member::Str(_) => Some(JsonKind::String),
+                Member::Integer => Some(JsonKind::Integer),
+                Member::Other(kind) => Some(*kind),
+            }
+        }
+    }
+
+    #[derive(Default)]
+    pub(super) struct Envelope {
+        jsonrpc: Member,
+        method: Member,
+        params: Member,
+        id: Member,
+        result: Member,
+        error: Member,
+    }
+
+    impl Envelope {
+        /// The method when the object is a valid request or notification (the checks of
+        /// [`super::envelope`] for an object with `method`).
+        pub(super) fn method(self) -> Option<String> {
+            if !matches!(&self.jsonrpc, Member::Str(v) if v == "2.0") {
+                return None;
+            }
+            let Member::Str(method) = self.method else {
+                return None;
+            };
+            if self.result.kind().is_some() || self.error.kind().is_some() {
+                return None;
+            }
+            if !matches!(
+                self.params.kind(),
+                None | Some(JsonKind::Object | JsonKind::Array)
+            ) {
+                return None;
+            }
+            match self.id {
+                Member::Absent | Member::Str(_) | Member::Integer => Some(method),
+                Member::Other(_) => None,
+            }
+        }
+    }
+
+    impl<'de> de::Deserialize<'de> for Envelope {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(EnvelopeVisitor)
+        }
+    }
+
+    struct EnvelopeVisitor;
+
+    impl<'de> Visitor<'de> for EnvelopeVisitor {
+        type Value = Envelope;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+            let mut envelope = Envelope::default();
+            while let Some(key) = map.next_key::<Key>()? {
+                let slot = match key {
+                    Key::Jsonrpc => &mut envelope.jsonrpc,
+                    Key::Method => &mut envelope.method,
+                    Key::Params => &mut envelope.params,
+                    Key::Id => &mut envelope.id,
+                    Key::Result => &mut envelope.result,
+                    Key::Error => &mut envelope.error,
+                    Key::Other => {
+                        map.next_value::<Checked>()?;
+                        continue;
+                    }
+                };
+                *slot = map.next_value::<MemberValue>()?.0;
+            }
+            Ok(envelope)
+        }
+    }
+
+    /// A member name, as the envelope sorts them.
+    enum Key {
+        Jsonrpc,
+        Method,
+        Params,
+        Id,
+        Result,
+        Error,
+        Other,
+    }
+
+    impl<'de> de::Deserialize<'de> for Key {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(KeyVisitor)
+        }
+    }
+
+    struct KeyVisitor;
+
+    impl Visitor<'_> for KeyVisitor {
+        type Value = Key;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a member name")
+        }
+
+        fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+            Ok(match key {
+                "jsonrpc" => Key::Jsonrpc,
+                "method" => Key::Method,
+                "params" => Key::Params,
+                "id" => Key::Id,
+                "result" => Key::Result,
+                "error" => Key::Error,
+                _ => Key::Other,
+            })
+        }
+    }
+
+    /// One envelope member's value.
+    struct MemberValue(Member);
+
+    impl<'de> de::Deserialize<'de> for MemberValue {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(MemberVisitor)
+        }
+    }
+
+    struct MemberVisitor;
+
+    impl<'de> Visitor<'de> for MemberVisitor {
+        type Value = MemberValue;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Other(JsonKind::Bool)))
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Integer))
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Integer))
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Other(JsonKind::Float)))
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Str(v.to_owned())))
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<MemberValue, E> {
+            Ok(MemberValue(Member::Other(JsonKind::Null)))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MemberValue, A::Error> {
+            CheckedVisitor.visit_seq(seq)?;
+            Ok(MemberValue(Member::Other(JsonKind::Array)))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MemberValue, A::Error> {
+            CheckedVisitor.visit_map(map)?;
+            Ok(MemberValue(Member::Other(JsonKind::Object)))
+        }
+    }
+
+    /// Any JSON value, read as serde_json reads one into a `Value` (so refused where that
+    /// would be), and dropped.
+    struct Checked;
+
+    impl<'de> de::Deserialize<'de> for Checked {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(CheckedVisitor)
+        }
+    }
+
+    struct CheckedVisitor;
+
+    impl<'de> Visitor<'de> for CheckedVisitor {
+        type Value = Checked;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Checked, E> {
+            Ok(Checked)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+            while seq.next_element::<Checked>()?.is_some() {}
+            Ok(Checked)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+            while map.next_key::<Checked>()?.is_some() {
+                map.next_value::<Checked>()?;
+            }
+            Ok(Checked)
+        }
     }
 }
 
@@ -1385,7 +1562,7 @@ mod tests {
     }
 
     #[test]
-    fn method_of_names_what_parse_reads() {
+    fn request_method_names_what_parse_reads_of_long_strings() {
         fn by_parse(frame: &[u8]) -> Option<String> {
             match parse(frame) {
                 Ok(Message::Request(r)) => Some(r.method().to_owned()),
@@ -1393,7 +1570,7 @@ mod tests {
                 _ => None,
             }
         }
-        let long = "x".repeat(LEAN_STRING_BYTES * 4);
+        let long = "x".repeat(4096);
         let deep = format!(
             r#"{{"jsonrpc":"2.0","method":"deep","params":{{"a":{}1{}}}}}"#,
             "[".repeat(200),
@@ -1422,17 +1599,23 @@ mod tests {
         ];
         for frame in &frames {
             assert_eq!(
-                method_of(frame.as_bytes()),
+                request_method(frame.as_bytes()),
                 by_parse(frame.as_bytes()),
                 "{}",
                 excerpt(frame.as_bytes(), 120)
             );
         }
-        assert_eq!(method_of(frames[0].as_bytes()).as_deref(), Some("ping"));
-        assert_eq!(method_of(frames[7].as_bytes()).as_deref(), Some("b"));
-        assert_eq!(method_of(frames[15].as_bytes()).as_deref(), Some("deep"));
         assert_eq!(
-            method_of(b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}"),
+            request_method(frames[0].as_bytes()).as_deref(),
+            Some("ping")
+        );
+        assert_eq!(request_method(frames[7].as_bytes()).as_deref(), Some("b"));
+        assert_eq!(
+            request_method(frames[15].as_bytes()).as_deref(),
+            Some("deep")
+        );
+        assert_eq!(
+            request_method(b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\"}"),
             None
         );
     }
@@ -1519,5 +1702,112 @@ mod tests {
         let s = "é".repeat(10);
         let e = excerpt(s.as_bytes(), 5);
         assert!(e.starts_with("éé…"), "{e}");
+    }
+
+    fn method_by_parse(frame: &[u8]) -> Option<String> {
+        match parse(frame) {
+            Ok(Message::Request(r)) => Some(r.method().to_owned()),
+            Ok(Message::Notification(n)) => Some(n.method().to_owned()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn request_method_agrees_with_parse() {
+        let deep = |n: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"deep","params":{{"a":{}{}}}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        let mut frames: Vec<Vec<u8>> = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1.5e300,"b":[{}]}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1.0,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":7}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
+            r#"{"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","error":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"a","method":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":5,"method":"a"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"id":2,"method":"a"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"p\u0069ng\n"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\ud800"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\ud83d\ude00"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e400}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":-1e-400}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","\ud800":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n",
+            "  \t{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":{"\u00e9":[1,{"y":null}],"k":1,"k":2}}"#,
+            r#"{"jsonr\u0070c":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping",}"#,
+            r#"{"jsonrpc":"2.0","id":01,"method":"ping"}"#,
+            "",
+            "   ",
+            "{",
+            "null",
+            "{}",
+        ]
+        .iter()
+        .map(|f| f.as_bytes().to_vec())
+        .collect();
+        frames.extend([deep(100), deep(200), deep(600)].map(String::into_bytes));
+        frames.push(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}".to_vec());
+        for frame in &frames {
+            assert_eq!(
+                request_method(frame),
+                method_by_parse(frame),
+                "{}",
+                String::from_utf8_lossy(frame)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 2000,
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
+        /// Frames put together from pieces of envelopes (most of them near-misses) get the
+        /// same method, or none, from [`request_method`] as from [`parse`].
+        #[test]
+        fn request_method_agrees_with_parse_on_near_misses(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "{", "}", "[", "]", ",", ":", " ", "\"jsonrpc\"", "\"2.0\"", "\"method\"",
+                "\"ping\"", "\"id\"", "1", "-1", "1.5", "1e400", "null", "true", "\"params\"",
+                "\"result\"", "\"error\"", "\"\\ud800\"", "\"\\u0041\"", "\"x\"", "{}", "[]",
+                "\"jsonrpc\":\"2.0\",", "\"method\":\"a\",", "\"id\":7,",
+            ]), 0..16),
+            prefix in proptest::bool::ANY,
+        ) {
+            let mut frame = if prefix { "{\"jsonrpc\":\"2.0\",".to_owned() } else { String::new() };
+            frame.extend(pieces);
+            proptest::prop_assert_eq!(
+                request_method(frame.as_bytes()),
+                method_by_parse(frame.as_bytes()),
+                "{}", frame
+            );
+        }
     }
 }

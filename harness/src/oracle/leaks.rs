@@ -271,7 +271,7 @@ pub struct Leak {
 pub fn scan(text: &str, sent: &str, exact: &[(LeakKind, &str)]) -> Vec<Leak> {
     let request = Request {
         raw: sent,
-        strings: request_strings(sent),
+        strings: std::cell::OnceCell::new(),
     };
     let mut leaks = scan_once(text, &request, exact, false);
     for decoded in decodings(text) {
@@ -288,10 +288,17 @@ pub fn scan(text: &str, sent: &str, exact: &[(LeakKind, &str)]) -> Vec<Leak> {
 }
 
 /// What mcp-chaos sent in the exchange: the raw frames, and the string values of their
-/// `params`.
+/// `params` (read from the frames only when a path match needs them).
 struct Request<'a> {
     raw: &'a str,
-    strings: Vec<String>,
+    strings: std::cell::OnceCell<Vec<String>>,
+}
+
+impl Request<'_> {
+    /// The string values of the `params` sent ([`request_strings`]).
+    fn strings(&self) -> &[String] {
+        self.strings.get_or_init(|| request_strings(self.raw))
+    }
 }
 
 /// The string values under `params` of each JSON-RPC message in `sent` (one per line; a
@@ -396,7 +403,7 @@ fn scan_once(
             }
             let Some(span) = m.get(0) else { continue };
             if matches!(rule.id, "source-path" | "home-path")
-                && derived_from_request(text, span.start(), span.end(), &request.strings)
+                && derived_from_request(text, span.start(), span.end(), request.strings())
             {
                 continue;
             }

@@ -145,9 +145,9 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
 }
 
 /// The `method` of the frame that was sent, if it is a JSON object with one (see
-/// [`wire::method_of`]).
+/// [`wire::request_method`]).
 pub fn sent_method(sent: &[u8]) -> Option<String> {
-    wire::method_of(sent)
+    wire::request_method(sent)
 }
 
 fn kind(v: &Value) -> String {

@@ -6,8 +6,9 @@
 //! [`LiveRun`] is fed the run's [`Event`]s (findings as found, redacted; counters; the last
 //! exchanges as excerpts) and builds a [`Report`] from them at any time
 //! ([`LiveRun::not_started`], [`LiveRun::interrupted`]). Its memory is bounded: the findings
-//! (distinct, as the report keeps them), the summary, and at most [`EXCHANGES_KEPT`] exchange
-//! excerpts of at most [`EXCERPT_BYTES`] bytes per frame.
+//! (distinct, as the report keeps them), the summary, and the last [`EXCHANGES_KEPT`]
+//! exchanges, each frame of them kept as at most twice [`EXCERPT_BYTES`] bytes (and quoted as
+//! at most [`EXCERPT_BYTES`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -76,46 +77,113 @@ pub struct ExchangeExcerpt {
 impl ExchangeExcerpt {
     /// The excerpt of `ex`, with `secrets` redacted.
     pub fn of(ex: &Exchange, secrets: &[String]) -> ExchangeExcerpt {
-        let redact = |s: String| crate::oracle::leaks::redact(&s, secrets);
+        Kept::of(ex, secrets.len()).excerpt(secrets)
+    }
+}
+
+/// One of the last exchanges, as [`LiveRun`] keeps it until a report quotes it: what the
+/// excerpt is made of, copied (a frame of at most [`KEPT_WHOLE`] bytes) rather than formatted,
+/// since nearly every exchange kept is dropped unquoted [`EXCHANGES_KEPT`] exchanges later.
+#[derive(Debug)]
+struct Kept {
+    probe: String,
+    sent: KeptText,
+    received: Vec<KeptText>,
+    outcome: Outcome,
+    timeout_ms: u64,
+    elapsed_ms: u64,
+    /// How many of the run's secrets were known when it was kept: the excerpt is redacted
+    /// with those first, as it would have been then.
+    secrets: usize,
+}
+
+/// The largest frame [`Kept`] copies whole; a larger one is excerpted at once.
+const KEPT_WHOLE: usize = 2 * EXCERPT_BYTES;
+
+/// A frame's bytes, or its text already made (a large frame, or an event that is not a frame).
+#[derive(Debug)]
+enum KeptText {
+    Bytes(Vec<u8>),
+    Text(String),
+}
+
+impl KeptText {
+    fn frame(bytes: &[u8]) -> KeptText {
+        if bytes.len() <= KEPT_WHOLE {
+            KeptText::Bytes(bytes.to_vec())
+        } else {
+            KeptText::Text(crate::wire::excerpt(bytes, EXCERPT_BYTES))
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            KeptText::Bytes(bytes) => crate::wire::excerpt(bytes, EXCERPT_BYTES),
+            KeptText::Text(text) => text.clone(),
+        }
+    }
+}
+
+impl Kept {
+    /// What `ex` is quoted from, with the first `secrets` of the run's secrets to redact.
+    fn of(ex: &Exchange, secrets: usize) -> Kept {
         let sent = ex.sent.strip_suffix(b"\n").unwrap_or(&ex.sent);
         let received = ex.received[ex.preceding.min(ex.received.len())..]
             .iter()
             .take(FRAMES_KEPT)
             .map(|r| match &r.item {
-                ReceivedItem::Frame(f) => f.excerpt(EXCERPT_BYTES),
-                ReceivedItem::Oversize { len, head, what } => format!(
+                ReceivedItem::Frame(f) => KeptText::frame(&f.raw),
+                ReceivedItem::Oversize { len, head, what } => KeptText::Text(format!(
                     "[{what} of {len} bytes, over the size limit: {}]",
                     crate::wire::excerpt(head, 200)
-                ),
-                ReceivedItem::Flood(flood) => format!(
+                )),
+                ReceivedItem::Flood(flood) => KeptText::Text(format!(
                     "[a flood began: {} messages in {} ms]",
                     flood.count, flood.elapsed_ms
-                ),
-                ReceivedItem::Dropped(dropped) => format!("[counted, not kept: {dropped:?}]"),
-                ReceivedItem::Noise { lines, bytes } => {
-                    format!("[{lines} lines ({bytes} bytes) that are not protocol messages]")
+                )),
+                ReceivedItem::Dropped(dropped) => {
+                    KeptText::Text(format!("[counted, not kept: {dropped:?}]"))
                 }
-                ReceivedItem::Closed => "[the server closed its output]".to_owned(),
-                ReceivedItem::Exited(status) => format!("[the server exited: {status}]"),
-                ReceivedItem::Http(info) => format!("[HTTP {info:?}]"),
+                ReceivedItem::Noise { lines, bytes } => KeptText::Text(format!(
+                    "[{lines} lines ({bytes} bytes) that are not protocol messages]"
+                )),
+                ReceivedItem::Closed => KeptText::Text("[the server closed its output]".to_owned()),
+                ReceivedItem::Exited(status) => {
+                    KeptText::Text(format!("[the server exited: {status}]"))
+                }
+                ReceivedItem::Http(info) => KeptText::Text(format!("[HTTP {info:?}]")),
             })
-            .map(redact)
             .collect();
-        let outcome = match &ex.outcome {
+        Kept {
+            probe: ex.probe.label(),
+            sent: KeptText::frame(sent),
+            received,
+            outcome: ex.outcome.clone(),
+            timeout_ms: ex.timeout_ms,
+            elapsed_ms: u64::try_from(ex.elapsed.as_millis()).unwrap_or(u64::MAX),
+            secrets,
+        }
+    }
+
+    /// The excerpt, redacted with the secrets known when it was kept (`all[..self.secrets]`).
+    fn excerpt(&self, all: &[String]) -> ExchangeExcerpt {
+        let secrets = &all[..self.secrets.min(all.len())];
+        let redact = |s: String| crate::oracle::leaks::redact(&s, secrets);
+        let outcome = match &self.outcome {
             Outcome::Answered { .. } => "answered".to_owned(),
             Outcome::Fenced => "fenced".to_owned(),
-            Outcome::NoAnswer => format!("no answer within {} ms", ex.timeout_ms),
+            Outcome::NoAnswer => format!("no answer within {} ms", self.timeout_ms),
             Outcome::Abandoned => "abandoned".to_owned(),
             Outcome::Gone(Some(status)) => format!("gone ({status})"),
             Outcome::Gone(None) => "gone (closed its output)".to_owned(),
             Outcome::SendFailed(e) => format!("send failed: {e}"),
         };
         ExchangeExcerpt {
-            probe: ex.probe.label(),
-            sent: redact(crate::wire::excerpt(sent, EXCERPT_BYTES)),
-            received,
+            probe: self.probe.clone(),
+            sent: redact(self.sent.text()),
+            received: self.received.iter().map(|r| redact(r.text())).collect(),
             outcome,
-            elapsed_ms: u64::try_from(ex.elapsed.as_millis()).unwrap_or(u64::MAX),
+            elapsed_ms: self.elapsed_ms,
         }
     }
 }
@@ -133,7 +201,7 @@ struct State {
     report: Report,
     /// Values redacted from everything quoted.
     secrets: Vec<String>,
-    exchanges: VecDeque<ExchangeExcerpt>,
+    exchanges: VecDeque<Kept>,
     stderr_tail: String,
     started: Instant,
     /// Whether the run's end was claimed (by the run completing, or by a signal).
@@ -200,11 +268,11 @@ impl LiveRun {
                 ) {
                     s.report.summary.tool_calls += 1;
                 }
-                let excerpt = ExchangeExcerpt::of(exchange, &s.secrets);
+                let kept = Kept::of(exchange, s.secrets.len());
                 if s.exchanges.len() == EXCHANGES_KEPT {
                     s.exchanges.pop_front();
                 }
-                s.exchanges.push_back(excerpt);
+                s.exchanges.push_back(kept);
             }
             Event::Finding { finding } => {
                 for value in &finding.redact {
@@ -281,6 +349,7 @@ impl LiveRun {
         report.exchanges = s
             .exchanges
             .iter()
+            .map(|kept| kept.excerpt(&s.secrets))
             .map(|e| ExchangeExcerpt {
                 probe: redact(&e.probe),
                 sent: redact(&e.sent),

@@ -1150,9 +1150,21 @@ fn method_key_of(method: &str, params: Option<&Value>) -> Option<String> {
 /// serialised, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are different calls).
 fn call_key(tool: &str, arguments: &Value) -> u64 {
     use std::hash::{Hash, Hasher};
+    /// Feeds the serialised arguments to the hasher as they are written (no string built).
+    struct Feed<'a>(&'a mut std::hash::DefaultHasher);
+    impl std::io::Write for Feed<'_> {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
     let mut h = std::hash::DefaultHasher::new();
     tool.hash(&mut h);
-    arguments.to_string().hash(&mut h);
+    // Serialising a `Value` cannot fail, and neither can this writer.
+    let _ = serde_json::to_writer(Feed(&mut h), arguments);
     h.finish()
 }
 

@@ -443,12 +443,7 @@ impl Session {
     /// long-running tool that reports progress extends its own deadline.
     pub async fn call_tool(&mut self, probe: Probe, name: &str, arguments: &Value) -> Exchange {
         let id = self.next_id();
-        let params = self.with_meta(Some(json!({
-            "name": name,
-            "arguments": arguments,
-            "_meta": {"progressToken": format!("mcp-chaos-{id}")},
-        })));
-        let frame = wire::to_line(&wire::request(&id, "tools/call", params));
+        let frame = self.call_frame(&id, name, arguments);
         self.send(
             probe,
             frame,
@@ -489,6 +484,9 @@ impl Session {
     /// The frame of a `tools/call` of `name` with `arguments` and request id `id` (with a
     /// progress token, and `_meta` in a stateless session), for sending without waiting.
     pub fn call_frame(&self, id: &RequestId, name: &str, arguments: &Value) -> Vec<u8> {
+        if !self.stateless() {
+            return call_line(id, name, arguments);
+        }
         let params = self.with_meta(Some(json!({
             "name": name,
             "arguments": arguments,
@@ -1291,6 +1289,32 @@ pub fn is_progress_for(frame: &crate::transport::Frame, token: &str) -> bool {
             && n.params().and_then(|p| p.get("progressToken")).and_then(Value::as_str) == Some(token))
 }
 
+/// The line (newline included) of a `tools/call` of `name` with `arguments`, request id `id`
+/// and the progress token `mcp-chaos-{id}`, without any other `_meta`: byte for byte what
+/// `wire::to_line(&wire::request(id, "tools/call", Some(json!({"name": .., "arguments": ..,
+/// "_meta": {"progressToken": ..}}))))` gives, written directly (the arguments are
+/// serialised where they are instead of being copied into a new value first).
+fn call_line(id: &RequestId, name: &str, arguments: &Value) -> Vec<u8> {
+    use std::io::Write;
+    let token = format!("mcp-chaos-{id}");
+    let mut out = Vec::with_capacity(128 + name.len() + token.len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    // Writing into a vector cannot fail, and neither can serialising a `Value` or a string.
+    let _ = match id {
+        RequestId::Number(wire::IdNumber::Signed(n)) => write!(out, "{n}"),
+        RequestId::Number(wire::IdNumber::Unsigned(n)) => write!(out, "{n}"),
+        RequestId::String(s) => serde_json::to_writer(&mut out, s).map_err(std::io::Error::from),
+    };
+    out.extend_from_slice(br#","method":"tools/call","params":{"name":"#);
+    let _ = serde_json::to_writer(&mut out, name);
+    out.extend_from_slice(br#","arguments":"#);
+    let _ = serde_json::to_writer(&mut out, arguments);
+    out.extend_from_slice(br#","_meta":{"progressToken":"#);
+    let _ = serde_json::to_writer(&mut out, &token);
+    out.extend_from_slice(b"}}}\n");
+    out
+}
+
 /// The reply to a server-to-client request: `ping` → `{}`, `roots/list` → no roots,
 /// `sampling/createMessage` → a scripted assistant message, `elicitation/create` → decline,
 /// anything else → -32601.
@@ -1465,6 +1489,41 @@ fn last_lines(text: &str, n: usize) -> String {
 mod tests {
     use super::*;
     use crate::transport::{StdioConfig, StdioTransport};
+
+    #[test]
+    fn a_call_line_is_the_frame_the_value_builders_give() {
+        let ids = [
+            RequestId::from(7),
+            RequestId::from(i64::MIN),
+            RequestId::Number(wire::IdNumber::Unsigned(u64::MAX)),
+            RequestId::from("a\"b\\c\u{1}é"),
+        ];
+        let arguments = [
+            json!({}),
+            json!({"b": 1.5e300, "a": -0.0, "s": "x\"\n\u{7f}é😀", "n": [null, true, {"z": 1, "a": 2}]}),
+            json!(null),
+            json!("s"),
+        ];
+        for id in &ids {
+            for args in &arguments {
+                for name in ["get-sum", "we\"ird\u{2028}"] {
+                    let built = wire::to_line(&wire::request(
+                        id,
+                        "tools/call",
+                        Some(json!({
+                            "name": name,
+                            "arguments": args,
+                            "_meta": {"progressToken": format!("mcp-chaos-{id}")},
+                        })),
+                    ));
+                    assert_eq!(
+                        String::from_utf8_lossy(&call_line(id, name, args)),
+                        String::from_utf8_lossy(&built)
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_fence_grace_is_a_few_round_trips_within_its_bounds() {

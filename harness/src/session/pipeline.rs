@@ -30,11 +30,18 @@ impl Session {
     pub async fn submit(&mut self, bytes: &[u8]) -> Result<Option<u64>, String> {
         self.flood.client_sent(Instant::now());
         self.flood.renew_keep();
-        self.transport
+        let post = self
+            .transport
             .send_with(bytes, self.config.timeout, Vec::new())
             .await
             .map(|receipt| receipt.post)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        // The frame is queued for the transport's writer task: let it run now, so that the
+        // server gets the request while the caller goes on judging the answers already in
+        // (on the one thread of the runtime, the writer would otherwise wait for the
+        // caller's next wait, and the server would sit idle meanwhile).
+        tokio::task::yield_now().await;
+        Ok(post)
     }
 
     /// The next thing received before `until`, answering server-to-client requests on the

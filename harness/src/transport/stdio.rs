@@ -40,6 +40,9 @@ const PARSE_ON_RECEIPT_BYTES: usize = 64 * 1024;
 /// the server to read (a server that writes while it does not read would otherwise deadlock
 /// both sides).
 pub const WRITE_QUEUE_FRAMES: usize = 256;
+/// Bytes of queued frames written in one write at most (a frame larger than this still goes
+/// whole; frames are never split or reordered).
+const WRITE_COALESCE_BYTES: usize = 64 * 1024;
 
 /// How to start a server process: a stdio server, or the command behind an HTTP server's
 /// `--start`.
@@ -349,7 +352,20 @@ impl Writer {
         let failed = Arc::new(Mutex::new(None));
         let record = Arc::clone(&failed);
         let task = tokio::spawn(async move {
-            while let Some(bytes) = rx.recv().await {
+            while let Some(first) = rx.recv().await {
+                // Frames queued meanwhile go out in the same write (in order), up to
+                // WRITE_COALESCE_BYTES: requests submitted together cost one write here and
+                // one read in the server, not one each. A frame written alone is not copied.
+                let mut joined: Option<bytes::BytesMut> = None;
+                while joined.as_ref().map_or(first.len(), bytes::BytesMut::len)
+                    < WRITE_COALESCE_BYTES
+                    && let Ok(more) = rx.try_recv()
+                {
+                    joined
+                        .get_or_insert_with(|| bytes::BytesMut::from(&first[..]))
+                        .extend_from_slice(&more);
+                }
+                let bytes = joined.map_or(first, bytes::BytesMut::freeze);
                 let written = async {
                     stdin.write_all(&bytes).await?;
                     stdin.flush().await
