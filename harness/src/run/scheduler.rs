@@ -335,6 +335,11 @@ impl Campaign<'_> {
             if self.gave_up {
                 break;
             }
+            // A check due with nothing to check (the window was just settled or replayed onto
+            // a fresh server) is moot: it must not hold the next cases back.
+            if due && !checking && window.is_empty() && suspects.is_empty() {
+                due = false;
+            }
             // A check due: a ping joins the calls in flight (calls of a slow tool are not
             // waited for); no new case starts until it is answered.
             if due && !checking && (!window.is_empty() || !suspects.is_empty()) {
@@ -1171,6 +1176,11 @@ impl Campaign<'_> {
             return false;
         }
         let mut found = false;
+        // Whether a tool's call went unanswered is settled by the replay, one call at a time:
+        // with the server failing under them, its calls in the window proved nothing.
+        for d in &done {
+            lanes[d.lane].stalled = false;
+        }
         for d in done {
             if self.gave_up {
                 break;
@@ -1198,6 +1208,7 @@ impl Campaign<'_> {
             let outcome = self.run_case(&tool, arguments, violation, phase).await;
             let died = outcome.findings.iter().any(|f| kills(&f.code));
             found |= died;
+            lanes[d.lane].stalled |= outcome.missed;
             self.finish_case(&tool, outcome, d.tree).await;
             self.tool_deadline = None;
         }

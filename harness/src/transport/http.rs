@@ -444,12 +444,13 @@ impl HttpTransport {
         headers
     }
 
-    /// The next event, or `None` when nothing arrives before `until`.
+    /// The next event, or `None` when nothing arrives before `until`. At `until`, what the
+    /// server had already sent is read first (see [`super::late`]).
     pub async fn recv(&mut self, until: Instant) -> Option<TransportEvent> {
-        tokio::time::timeout_at(until.into(), self.events.recv())
-            .await
-            .ok()
-            .flatten()
+        match tokio::time::timeout_at(until.into(), self.events.recv()).await {
+            Ok(event) => event,
+            Err(_) => super::late(&mut self.events).await,
+        }
     }
 
     /// An event that has already arrived.

@@ -19,6 +19,25 @@ pub use stdio::{StdioConfig, StdioTransport};
 
 /// Default deadline for one request, in milliseconds (`--timeout-ms`).
 pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+
+/// How many times [`late`] lets the runtime's other tasks run before it settles for nothing.
+pub(crate) const LATE_YIELDS: usize = 4;
+
+/// What reached `events` by a deadline that passed: its first event, read once the tasks
+/// that fill it (the server's stdout reader, the HTTP response readers, the exit watcher)
+/// had their turn. On a one-thread runtime, synchronous work elsewhere in the run (a
+/// generator built for a large schema, a large frame judged; the tool calls run beside the
+/// other phases) can hold those tasks past a deadline while the server's answer sits unread
+/// in the pipe: without this, an answer written in time would be taken for none.
+pub(crate) async fn late<T>(events: &mut tokio::sync::mpsc::Receiver<T>) -> Option<T> {
+    for _ in 0..LATE_YIELDS {
+        if let Ok(event) = events.try_recv() {
+            return Some(event);
+        }
+        tokio::task::yield_now().await;
+    }
+    events.try_recv().ok()
+}
 /// Default largest frame accepted from a server, in bytes (16 MiB). A larger frame is reported
 /// as [`TransportEvent::Oversize`] and discarded without being buffered whole.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
@@ -429,4 +448,22 @@ pub enum ShutdownOutcome {
     Terminated(ExitKind),
     /// The server had to be killed with SIGKILL.
     Killed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a one-thread runtime, an event another task is about to send (it has not had its
+    /// turn) is not there for a plain look, and is read by [`late`]; nothing is made up.
+    #[tokio::test(flavor = "current_thread")]
+    async fn late_lets_the_sender_run_before_settling_for_nothing() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(4);
+        tokio::spawn(async move {
+            let _ = tx.send(7).await;
+        });
+        assert!(rx.try_recv().is_err());
+        assert_eq!(late(&mut rx).await, Some(7));
+        assert_eq!(late(&mut rx).await, None);
+    }
 }

@@ -226,13 +226,20 @@ impl ServerProcess {
         self.eof_grace
     }
 
-    /// Waits up to `within` for the process to exit.
+    /// Waits up to `within` for the process to exit (an exit that happened within it but was
+    /// not yet seen counts: the exit watcher gets its turn first, as in [`super::late`]).
     pub async fn wait_exit(&self, within: Duration) -> Option<ExitKind> {
         let mut exit = self.exit.clone();
-        match tokio::time::timeout(within, exit.wait_for(Option::is_some)).await {
-            Ok(Ok(exited)) => exited.as_ref().map(|(status, _)| status.clone()),
-            _ => None,
+        if let Ok(Ok(exited)) = tokio::time::timeout(within, exit.wait_for(Option::is_some)).await {
+            return exited.as_ref().map(|(status, _)| status.clone());
         }
+        for _ in 0..super::LATE_YIELDS {
+            tokio::task::yield_now().await;
+            if let Some((status, _)) = self.exit.borrow().as_ref() {
+                return Some(status.clone());
+            }
+        }
+        None
     }
 
     /// Removes the group from the ones [`kill_every_group`] kills (it has been killed).

@@ -250,12 +250,12 @@ impl StdioTransport {
     }
 
     /// The next event, or `None` when nothing arrives before `until` or nothing more can arrive.
+    /// At `until`, what the server had already written is read first (see [`super::late`]).
     pub async fn recv(&mut self, until: Instant) -> Option<TransportEvent> {
-        tokio::time::timeout_at(until.into(), self.events.recv())
-            .await
-            .ok()
-            .flatten()
-            .map(Read::event)
+        match tokio::time::timeout_at(until.into(), self.events.recv()).await {
+            Ok(event) => event.map(Read::event),
+            Err(_) => super::late(&mut self.events).await.map(Read::event),
+        }
     }
 
     /// An event that has already arrived.
