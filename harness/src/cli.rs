@@ -474,9 +474,10 @@ struct CommonArgs {
     fault_cases: usize,
 
     /// Time budget of the generated phase per tool, in milliseconds: no case starts after it,
-    /// and progress notifications do not extend a call's deadline past it (each call still
-    /// gets --timeout-ms). A tool's generated phase thus ends within this budget plus one
-    /// timeout, shrinking aside.
+    /// and a call still reporting progress when it runs out is given up on, not judged (with
+    /// --in-flight over 1 the tool's baseline call too). A silent call still gets
+    /// --timeout-ms before it counts as unanswered. A tool's generated phase thus ends within
+    /// this budget plus one timeout, shrinking aside.
     #[arg(
         long,
         value_name = "MS",

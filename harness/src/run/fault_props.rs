@@ -19,8 +19,8 @@
 //! ([`mcp_chaos_faults::Scope::shrink_rank`]); the finding carries the minimal combination,
 //! and with `--replays DIR` a replay file that holds it (arguments, scoped fault, how the
 //! server reached the upstream). The tool's property then stops, as a property test stops at
-//! its first counterexample. Each tool's cases stop after [`TOOL_TIME`] (or
-//! `--tool-budget-ms`, if smaller), and a tool whose deadline the sweep already saw exceeded
+//! its first counterexample. Each tool's cases stop after `--tool-budget-ms` (at most
+//! [`TOOL_TIME`]), and a tool whose deadline the sweep already saw exceeded
 //! under a hang draws no hang (each would cost a whole deadline to find the same).
 
 use std::time::{Duration, Instant};
@@ -52,7 +52,7 @@ smallest that reached, then the fault toward the simplest that still fails (heal
 (every < first < n-th < a path < a probability). The finding says what it shrank to, e.g. \
 \"under unavailable on the first request only\", and which request got what; with --replays \
 DIR its replay file carries the combination, and mcp-chaos replay FILE serves it again from a \
-fresh fake upstream. Each tool's cases stop after 10 s (or --tool-budget-ms if smaller); a tool \
+fresh fake upstream. Each tool's cases stop after --tool-budget-ms (5 s by default, at most 10 s); a tool \
 whose deadline the sweep saw exceeded under a hang draws no hang. Scenario files scope a fault \
 the same way: fault = { fault = \"unavailable\", path = \"/robots.txt\" }, only = \"first\", \
 nth = 2, probability = 0.3 (scenarios/README.md).";

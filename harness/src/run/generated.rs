@@ -30,12 +30,15 @@ pub const BOUNDARY_CASES: usize = 48;
 /// boundary cases and invalid-case sites) before the tool is skipped as over budget; less when
 /// the tool's share of the phase's budget is smaller.
 pub const GEN_SETUP_TIME: Duration = Duration::from_secs(5);
-/// A tool's generated phase's time budget by default (`--tool-budget-ms`), in ms: one default
-/// request timeout. A fast tool runs all its cases in a fraction of it; a slow one gets its
-/// baseline call (which this budget does not cut) and what else fits, and since the tool calls
-/// run beside the other phases where they can (`--in-flight`), a slow tool adds about this
-/// much to the time to a verdict.
-pub const DEFAULT_TOOL_BUDGET_MS: u64 = 10_000;
+/// A tool's generated phase's time budget by default (`--tool-budget-ms`), in ms: half a
+/// default request timeout. A fast tool runs all its cases in a fraction of it; a slow one
+/// gets what fits. A call still reporting progress when it runs out is given up on (not
+/// judged; under the case scheduler its baseline call too), while a silent call still gets
+/// the whole request timeout before it counts as unanswered, so a budget shorter than the
+/// timeout makes no finding of a slow tool. Since the tool calls run beside the other phases
+/// where they can (`--in-flight`), a tool that keeps reporting progress adds about this much
+/// to the time to a verdict.
+pub const DEFAULT_TOOL_BUDGET_MS: u64 = 5_000;
 
 /// How one tool's generated phase ended.
 struct ToolDone {

@@ -1257,6 +1257,10 @@ impl<'a> Campaign<'a> {
                         if started {
                             side.tool_call_phases(&config).await;
                         }
+                        // Its server ends beside the other phases too (a server that ignores
+                        // its stdin closing costs the grace there, not after them).
+                        side.report_wedge();
+                        side.close().await;
                         started
                     },
                     async {
@@ -1264,8 +1268,6 @@ impl<'a> Campaign<'a> {
                         self.later_phases(&config, phases).await;
                     }
                 );
-                side.report_wedge();
-                side.close().await;
                 self.absorb(side);
                 if !started {
                     self.shared.emit(&Event::SecondServer {

@@ -49,9 +49,9 @@ const PING: usize = usize::MAX;
 pub const SLOW_CALL: Duration = Duration::from_millis(1_000);
 /// The phase of a lane's first case when the scheduler also makes the baseline calls: the
 /// tool's call with its planned arguments, sent and judged as the baseline phase's
-/// (`tools/call NAME`, the same finding fingerprints), with the client's whole wait (it is
-/// not bounded by the tool's time budget, as the serial baseline call is not), and no
-/// replay file.
+/// (`tools/call NAME`, the same finding fingerprints), within the tool's time budget like
+/// its other cases (a baseline call still reporting progress when the budget runs out is
+/// given up on, not judged; a silent one gets the whole timeout), and no replay file.
 const BASELINE: &str = "baseline";
 
 /// A random case's value tree, kept for shrinking.
@@ -417,16 +417,13 @@ impl Campaign<'_> {
                 lanes[li].calls += u64::from(!baseline);
                 flights.push(flight);
             }
-            if let Some(label) = restart.take() {
+            if let Some(reason) = restart.take() {
                 // As the serial phase does, the server still running a call given up on is
                 // restarted at once (it would go on sending that call's progress, or its
                 // load, into the other calls): the calls still in flight are sent again on
                 // the fresh server.
                 requeue(&mut flights, &mut lanes, &mut submitted);
-                self.fresh_restart(&format!(
-                    "{label} was not answered in time and may still be running"
-                ))
-                .await;
+                self.fresh_restart(&reason).await;
                 if !self.begin_again(&mut batch_started) {
                     break;
                 }
@@ -563,10 +560,7 @@ impl Campaign<'_> {
             if let Some(ping) = ping {
                 checking = false;
                 let ping = self.ping_exchange(ping);
-                let busy = window
-                    .iter()
-                    .find(|d| matches!(d.exchange.outcome, Outcome::NoAnswer | Outcome::Abandoned))
-                    .map(|d| d.exchange.probe.label());
+                let busy = still_running(&window);
                 if self.window_alive(&mut window, &ping, &mut to_shrink) {
                     due = false;
                     restart = restart.or(busy);
@@ -688,11 +682,19 @@ impl Campaign<'_> {
                 ));
             }
             if skipped.is_none() && lane.calls == 0 && (lane.has_cases() || lane.left_over) {
-                skipped = Some(format!(
-                    "its time budget ({} ms) ran out before its first generated case, its \
-                     baseline call made",
-                    lane.budget.as_millis()
-                ));
+                skipped = Some(if lane.capped {
+                    format!(
+                        "its baseline call was still reporting progress when its time budget \
+                         ({} ms) ran out: given up on, not judged",
+                        lane.budget.as_millis()
+                    )
+                } else {
+                    format!(
+                        "its time budget ({} ms) ran out before its first generated case, its \
+                         baseline call made",
+                        lane.budget.as_millis()
+                    )
+                });
             }
             let elapsed_ms = lane.elapsed_ms();
             let phase = ToolGenerated {
@@ -841,13 +843,11 @@ impl Campaign<'_> {
         let id = session.next_id();
         let bytes = session.call_frame(&id, &lane.tool, &case.value);
         let sent_at = Instant::now();
-        let cap = if baseline {
-            client_max
-        } else {
-            (lane.started + lane.budget)
-                .saturating_duration_since(sent_at)
-                .clamp(timeout, client_max)
-        };
+        // A call reporting progress is given up on when its tool's budget runs out (the
+        // baseline call too); a silent one still gets the whole timeout (`session::progressed`).
+        let cap = (lane.started + lane.budget)
+            .saturating_duration_since(sent_at)
+            .min(client_max);
         let post = session.submit(&bytes).await.ok()?;
         self.sent_seq += 1;
         Some(Flight {
@@ -955,17 +955,10 @@ impl Campaign<'_> {
         let ping_findings = oracle::judge(&ctx, &ping);
         if alive.is_empty() {
             self.add(ping_findings);
-            let busy = done
-                .iter()
-                .find(|d| matches!(d.exchange.outcome, Outcome::NoAnswer | Outcome::Abandoned))
-                .map(|d| d.exchange.probe.label());
             // A server still running a call given up on is restarted first, as the serial
             // phase does at once: shrinking must not share it with that call.
-            if let Some(label) = busy {
-                self.fresh_restart(&format!(
-                    "{label} was not answered in time and may still be running"
-                ))
-                .await;
+            if let Some(reason) = still_running(&done) {
+                self.fresh_restart(&reason).await;
             }
             for d in done {
                 self.settle(d, lanes).await;
@@ -1464,6 +1457,22 @@ fn lane_cap(lanes: &[Lane], more_tools: bool, per_lane: usize, k: usize) -> usiz
     } else {
         per_lane
     }
+}
+
+/// Why the server must be restarted after `done`: the first call of it that the server may
+/// still be running (unanswered by its deadline, or given up on while it reported progress),
+/// with what happened to it; `None` when every call ended.
+fn still_running(done: &[Done]) -> Option<String> {
+    done.iter().find_map(|d| {
+        let why = match d.exchange.outcome {
+            Outcome::NoAnswer => "was not answered in time and may still be running",
+            Outcome::Abandoned => {
+                "was still reporting progress when its tool's time budget ran out"
+            }
+            _ => return None,
+        };
+        Some(format!("{} {why}", d.exchange.probe.label()))
+    })
 }
 
 /// The lane to take the next case from: one with work and fewer than `cap` calls in flight

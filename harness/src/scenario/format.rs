@@ -79,7 +79,7 @@ pub struct ScenarioFile {
     /// says otherwise (default 64; invalid cases default to half).
     #[serde(default)]
     pub cases: Option<usize>,
-    /// Time budget of the generated phase per tool, in ms (default 10 000).
+    /// Time budget of the generated phase per tool, in ms (default 5 000).
     #[serde(default)]
     pub tool_budget_ms: Option<u64>,
     /// Frames the wire phase sends in `wire` and `campaign` steps (default 160, as

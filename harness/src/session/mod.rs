@@ -456,12 +456,13 @@ impl Session {
         .await
     }
 
-    /// [`Session::call_tool`], with progress extending the deadline only up to `max_wait`
-    /// after the request was sent (never below the plain timeout, never past the client's
-    /// maximum): the generated phase keeps a call from running far past its tool's time
-    /// budget. A call still reporting progress when that cap ends the wait is
-    /// [`Outcome::Abandoned`], not [`Outcome::NoAnswer`]: it was not given the time the client
-    /// otherwise allows, so it is not judged.
+    /// [`Session::call_tool`], with a call that reports progress waited for only up to
+    /// `max_wait` after the request was sent (never past the client's maximum): the generated
+    /// phase keeps a call from running past its tool's time budget. A silent call still gets
+    /// the plain timeout before it counts as unanswered, whatever `max_wait` is. A call still
+    /// reporting progress when that cap ends the wait is [`Outcome::Abandoned`], not
+    /// [`Outcome::NoAnswer`]: it was not given the time the client otherwise allows, so it is
+    /// not judged.
     pub async fn call_tool_within(
         &mut self,
         probe: Probe,
@@ -646,10 +647,7 @@ impl Session {
         received: &mut Vec<Received>,
     ) -> Outcome {
         let client_max = self.config.max_timeout.max(self.config.timeout);
-        let hard_deadline = started
-            + self
-                .wait_cap
-                .map_or(client_max, |cap| cap.clamp(self.config.timeout, client_max));
+        let hard_deadline = started + self.wait_cap.map_or(client_max, |cap| cap.min(client_max));
         let capped = hard_deadline < started + client_max;
         // Set when progress pushed the deadline to a cap below the client's maximum.
         let mut at_cap = false;
@@ -1270,6 +1268,11 @@ fn ms_since(t: Instant) -> u64 {
 /// earlier than `deadline` was, at most `hard` (the request's cap); and whether it now sits
 /// at a cap of mcp-chaos's own (`capped`: `hard` is below the client's maximum), where a call
 /// still running is given up on rather than called unanswered. Returns `(deadline, at_cap)`.
+///
+/// A cap may sit before the plain timeout (a tool's time budget nearly spent): a silent
+/// request still gets its whole `timeout` before it counts as unanswered, but one that reports
+/// progress is being worked on, and is given up on at the cap (`basic/utilities/progress`:
+/// progress may reset a timeout; `basic/lifecycle` §Timeouts: a maximum is enforced anyway).
 pub fn progressed(
     at: Instant,
     timeout: Duration,
@@ -1278,7 +1281,7 @@ pub fn progressed(
     capped: bool,
 ) -> (Instant, bool) {
     let extended = at + timeout;
-    (extended.min(hard).max(deadline), capped && extended >= hard)
+    (extended.max(deadline).min(hard), capped && extended >= hard)
 }
 
 /// Whether `frame` is a `notifications/progress` for the progress token `token` (mcp-chaos
@@ -1643,6 +1646,63 @@ for line in sys.stdin:
             "no unrecorded progress handed over near the answer"
         );
         s.shutdown().await;
+    }
+
+    /// A server whose `tools/call` with `{"progress": false}` answers after 800 ms without a
+    /// word meanwhile, and with `{"progress": true}` reports progress every 100 ms and never
+    /// answers.
+    const SILENT_OR_PROGRESSING: &str = r#"
+import json, sys, threading, time
+def out(m):
+    sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+def report(token):
+    n = 0
+    while True:
+        time.sleep(0.1); n += 1
+        out({"jsonrpc": "2.0", "method": "notifications/progress",
+             "params": {"progressToken": token, "progress": n}})
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["params"]["arguments"]["progress"]:
+        token = req["params"]["_meta"]["progressToken"]
+        threading.Thread(target=report, args=(token,), daemon=True).start()
+    else:
+        time.sleep(0.8)
+        out({"jsonrpc": "2.0", "id": req["id"], "result": {"content": []}})
+"#;
+
+    /// A cap shorter than the timeout (a tool's time budget nearly spent) binds only a call
+    /// that reports progress: a silent call still gets its whole timeout and is answered; one
+    /// that keeps reporting progress is given up on at the cap, long before the timeout, and
+    /// is not called unanswered.
+    #[tokio::test]
+    async fn a_cap_below_the_timeout_cuts_only_a_call_that_reports_progress() {
+        let mut s = session_with(SILENT_OR_PROGRESSING, Duration::from_secs(10));
+        let cap = Duration::from_millis(300);
+        let silent = s
+            .call_tool_within(Probe::ToolsList, "slow", &json!({"progress": false}), cap)
+            .await;
+        assert!(
+            matches!(silent.outcome, Outcome::Answered { .. }),
+            "{:?} after {:?}",
+            silent.outcome,
+            silent.elapsed
+        );
+        let working = s
+            .call_tool_within(Probe::ToolsList, "slow", &json!({"progress": true}), cap)
+            .await;
+        assert!(
+            matches!(working.outcome, Outcome::Abandoned),
+            "{:?} after {:?}",
+            working.outcome,
+            working.elapsed
+        );
+        assert!(
+            working.elapsed < Duration::from_secs(5),
+            "{:?}",
+            working.elapsed
+        );
+        s.kill().await;
     }
 
     fn session(script: &str) -> Session {

@@ -336,6 +336,27 @@ fn a_call_cut_by_the_time_budget_is_not_judged() {
     assert_restarted_once_and_cut(&run, "time budget");
 }
 
+/// A tool's time budget shorter than the request timeout (1 000 against 8 000 ms): the call
+/// that keeps reporting progress is given up on when the budget runs out, not a timeout
+/// later, and is not judged (a silent call still gets the whole timeout: see the session's
+/// `a_cap_below_the_timeout_cuts_only_a_call_that_reports_progress`).
+#[test]
+fn a_budget_shorter_than_the_timeout_cuts_a_call_reporting_progress_at_the_budget() {
+    let run = generated_run(
+        &["stall-on-long-text"],
+        &["--timeout-ms", "8000", "--tool-budget-ms", "1000"],
+    );
+    assert_eq!(
+        run.findings(),
+        Vec::<serde_json::Value>::new(),
+        "{}",
+        run.stdout
+    );
+    assert_restarted_once_and_cut(&run, "time budget");
+    let echo = phase(&run, "echo");
+    assert!(echo["elapsed_ms"].as_u64() < Some(8000), "{echo:#}");
+}
+
 /// `mcp-chaos gen` prints values an independent validator (boon) accepts, and with
 /// `--invalid`, values it rejects, for every schema of the corpus.
 #[test]
