@@ -139,6 +139,7 @@
 
 mod body;
 mod canary;
+mod connect;
 mod error;
 mod fault;
 mod handle;

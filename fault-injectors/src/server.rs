@@ -142,9 +142,23 @@ pub(crate) struct Decision {
     pub(crate) healthy: Fault,
 }
 
+/// Serves a `CONNECT` request whose body has been read and whose fault has been decided,
+/// recording its journal entry (with the fault actually served): the tunnel of
+/// `crate::connect`, handed to [`start`] so that the server does not depend on it.
+pub(crate) type ConnectHandler = for<'a> fn(
+    &'a Ctx,
+    JournalEntry,
+    &'a Uri,
+    Decision,
+    hyper::upgrade::OnUpgrade,
+) -> std::pin::Pin<
+    Box<dyn std::future::Future<Output = Response<FaultBody>> + Send + 'a>,
+>;
+
 /// State shared by a server's accept loop, its connections and its public handle.
 pub(crate) struct Shared {
     mode: Mode,
+    connect: ConnectHandler,
     started: Instant,
     plan: Mutex<Plan>,
     pub(crate) journal: Journal,
@@ -220,7 +234,13 @@ pub(crate) struct Running {
     pub(crate) background: Background,
 }
 
-pub(crate) async fn start(config: HttpConfig, mode: Mode) -> Result<Running, Error> {
+/// Binds `config.bind` (loopback only) and serves in the background; `connect` serves the
+/// `CONNECT` requests.
+pub(crate) async fn start(
+    config: HttpConfig,
+    mode: Mode,
+    connect: ConnectHandler,
+) -> Result<Running, Error> {
     let listener = bind_loopback(config.bind).await?;
     let addr = listener.local_addr().map_err(|source| Error::Bind {
         addr: config.bind,
@@ -247,6 +267,7 @@ pub(crate) async fn start(config: HttpConfig, mode: Mode) -> Result<Running, Err
         .collect();
     let shared = Arc::new(Shared {
         mode,
+        connect,
         started: now,
         plan: Mutex::new(plan),
         journal: Journal::new(config.journal_capacity),
@@ -438,7 +459,7 @@ async fn handle(
         let on_upgrade = hyper::upgrade::on(&mut req);
         let (_, body) = req.into_parts();
         entry.body_bytes = read_body(body, false).await.1;
-        return crate::proxy::serve_connect(&ctx, entry, &uri, decision, on_upgrade).await;
+        return (ctx.shared.connect)(&ctx, entry, &uri, decision, on_upgrade).await;
     }
 
     let needs_body = matches!(decision.fault, Fault::PassThrough)

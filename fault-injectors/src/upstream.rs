@@ -67,7 +67,7 @@ impl FakeUpstreamBuilder {
     /// [`Error::Bind`] if the OS refuses the address.
     pub async fn start(self) -> Result<FakeUpstream, Error> {
         Ok(FakeUpstream {
-            running: server::start(self.config, Mode::Upstream).await?,
+            running: server::start(self.config, Mode::Upstream, crate::connect::HANDLER).await?,
         })
     }
 }

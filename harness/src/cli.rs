@@ -591,21 +591,6 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The proxy variables `--no-egress` sets: every proxy points at the closed discard port on
-/// loopback; `NO_PROXY` lets loopback through.
-pub fn no_egress_env() -> Vec<(String, String)> {
-    let closed = "http://127.0.0.1:9".to_owned();
-    let mut env = Vec::new();
-    for key in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
-        env.push((key.to_owned(), closed.clone()));
-        env.push((key.to_ascii_lowercase(), closed.clone()));
-    }
-    let loopback = "localhost,127.0.0.1,::1".to_owned();
-    env.push(("NO_PROXY".into(), loopback.clone()));
-    env.push(("no_proxy".into(), loopback));
-    env
-}
-
 /// Parses the command line and runs; returns the process exit code.
 pub fn main() -> i32 {
     use clap::{CommandFactory, FromArgMatches};
@@ -777,7 +762,7 @@ fn server_spec(args: &RunArgs) -> Result<ServerSpec, Box<dyn std::error::Error>>
     let process = |line: &str| -> Result<StdioConfig, crate::transport::StartError> {
         let mut c = StdioConfig::from_command_line(line)?;
         if common.no_egress {
-            c.env.extend(no_egress_env());
+            c.env.extend(crate::run::no_egress_env());
         }
         c.env.extend(common.env.iter().cloned());
         c.clean_env = common.clean_env;

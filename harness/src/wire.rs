@@ -15,6 +15,8 @@
 //! References: JSON-RPC 2.0 specification §4 (request), §4.1 (notification), §5 (response),
 //! §5.1 (error object), §6 (batch); MCP `basic/index` §Messages for every protocol version.
 
+pub mod answer;
+
 use std::fmt;
 
 use serde_json::{Map, Number, Value};

@@ -9,7 +9,7 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::response_shape::content_block;
+use super::content::{content_block, kind};
 use crate::protocol::ProtocolVersion;
 use crate::session::{Exchange, FeatureProbe, Probe};
 use crate::wire;
@@ -24,10 +24,6 @@ pub const METHODS: &[&str] = &[
     "completion/complete",
     "logging/setLevel",
 ];
-
-fn kind(v: &Value) -> String {
-    wire::JsonKind::of(v).to_string()
-}
 
 fn string(obj: &Value, key: &str, path: &str, required: bool, out: &mut Vec<String>) {
     match obj.get(key) {

@@ -11,6 +11,7 @@ pub mod capability_gating;
 pub mod chaos;
 pub mod concurrency;
 pub mod concurrent_dropped;
+mod content;
 pub mod deadline;
 pub mod empty_resource_contents;
 pub mod error_codes;

@@ -8,8 +8,9 @@ use std::sync::Mutex;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::scenario::outcome::{FindingStatus, ScenarioReport, ScenarioStatus, SuiteReport};
-use crate::scenario::run::SuiteEvent;
+use crate::scenario::outcome::{
+    FindingStatus, ScenarioReport, ScenarioStatus, SuiteEvent, SuiteReport,
+};
 
 /// Live progress of a suite run. Shared by concurrent scenarios (`&self` methods).
 #[derive(Debug)]

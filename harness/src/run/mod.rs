@@ -44,6 +44,22 @@ pub const UNKNOWN_TOOL: &str = "mcp_chaos_no_such_tool";
 /// The method used for the unknown-method probe.
 pub const UNKNOWN_METHOD: &str = "mcp-chaos/no-such-method";
 
+/// The proxy variables `--no-egress` (and a scenario's `no_egress = true`) add to the server's
+/// environment, as `(name, value)` pairs: every proxy variable, upper and lower case, points at
+/// the closed discard port on loopback (`http://127.0.0.1:9`); `NO_PROXY` lets loopback through.
+pub fn no_egress_env() -> Vec<(String, String)> {
+    let closed = "http://127.0.0.1:9".to_owned();
+    let mut env = Vec::new();
+    for key in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"] {
+        env.push((key.to_owned(), closed.clone()));
+        env.push((key.to_ascii_lowercase(), closed.clone()));
+    }
+    let loopback = "localhost,127.0.0.1,::1".to_owned();
+    env.push(("NO_PROXY".into(), loopback.clone()));
+    env.push(("no_proxy".into(), loopback));
+    env
+}
+
 /// How to reach the server under test.
 #[derive(Debug, Clone)]
 pub enum ServerSpec {

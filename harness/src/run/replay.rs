@@ -325,7 +325,7 @@ pub fn write_wire(
         message: finding.message.clone(),
         upstream: None,
         wire: Some(WireFrame {
-            base64: super::wire_phase::to_base64(frame),
+            base64: to_base64(frame),
             what,
         }),
     };
@@ -467,10 +467,10 @@ async fn replay_on(
     let (_, tools) = session.list_tools().await;
     let table = ToolTable::new(&tools, negotiated.version);
     if let Some(wire) = &file.wire {
-        let bytes = super::wire_phase::from_base64(&wire.base64)?;
-        let expected = super::wire_phase::expected_for(&bytes, negotiated.version);
+        let bytes = from_base64(&wire.base64)?;
+        let expected = crate::wire::answer::Expected::of_candidate(&bytes, negotiated.version);
         let expect = match &expected {
-            crate::oracle::wire_answer::Expected::Response(id) => Expect::Response {
+            crate::wire::answer::Expected::Response(id) => Expect::Response {
                 id: id.clone(),
                 or_null: true,
                 fence: true,
@@ -567,6 +567,20 @@ async fn judge_replay(
         reproduced: findings.iter().any(|f| f.code == file.expect.code),
         findings,
     }
+}
+
+/// The exact bytes of a frame for a replay file (standard base64).
+pub fn to_base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The bytes of a replay file's base64 frame.
+pub fn from_base64(text: &str) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("the saved frame is not base64: {e}"))
 }
 
 #[cfg(test)]

@@ -37,7 +37,6 @@
 
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use serde_json::Value;
 
 use super::Campaign;
@@ -140,18 +139,6 @@ pub fn draw(seed: u64, case: usize, version: ProtocolVersion) -> Option<Request>
         Message::Batch(calls) => calls.iter_mut().for_each(relabel),
     }
     Some(request)
-}
-
-/// What a candidate frame (one the shrinker made) is owed under `version`: as
-/// [`Expected::of_frame`] reads it, or, when it is not UTF-8, as its lossy decoding reads
-/// (as [`Request::expected`] accepts both).
-pub fn expected_for(frame: &[u8], version: ProtocolVersion) -> Expected {
-    let base = Expected::of_frame(frame, version);
-    if std::str::from_utf8(frame).is_ok() {
-        return base;
-    }
-    let lossy = String::from_utf8_lossy(frame).into_owned().into_bytes();
-    Expected::AnyOf(vec![base, Expected::of_frame(&lossy, version)])
 }
 
 /// How a frame failed: what the shrinker keeps reproducing.
@@ -538,7 +525,7 @@ impl Campaign<'_> {
         let probe = Probe::Wire {
             case,
             what: what.to_owned(),
-            expected: expected_for(bytes, version),
+            expected: Expected::of_candidate(bytes, version),
             phase: "shrunk",
         };
         let outcome = self.wire_case(probe, bytes, false, ids).await?;
@@ -1078,18 +1065,6 @@ fn apply(value: &Value, edit: &Edit) -> Option<Value> {
         }
     }
     Some(out)
-}
-
-/// The exact bytes of a frame for a replay file (standard base64).
-pub fn to_base64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// The bytes of a replay file's base64 frame.
-pub fn from_base64(text: &str) -> Result<Vec<u8>, String> {
-    base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| format!("the saved frame is not base64: {e}"))
 }
 
 #[cfg(test)]

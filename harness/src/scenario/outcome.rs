@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::finding::Finding;
-use crate::run::ServerReport;
+use crate::run::{Event, ServerReport};
 
 /// A whole `mcp-chaos scenario` run.
 #[derive(Debug, Clone, Serialize)]
@@ -189,4 +189,36 @@ pub struct BaselineEntry {
     /// it as fixed, and `--update-baseline` keeps it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub intermittent: bool,
+}
+
+/// What happens during a suite run, for progress displays. Scenarios run concurrently, so
+/// events of different scenarios interleave; each names its scenario.
+#[derive(Debug)]
+pub enum SuiteEvent<'a> {
+    /// A scenario starts (its server is being started).
+    Started {
+        /// The scenario.
+        name: &'a str,
+        /// Its number of steps.
+        steps: usize,
+    },
+    /// A step starts.
+    Step {
+        /// The scenario.
+        name: &'a str,
+        /// The step's label.
+        label: &'a str,
+    },
+    /// Something happened inside the scenario's campaign.
+    Run {
+        /// The scenario.
+        name: &'a str,
+        /// What.
+        event: &'a Event<'a>,
+    },
+    /// A scenario ended.
+    Finished {
+        /// Its report.
+        report: &'a ScenarioReport,
+    },
 }

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::baseline::{Baseline, fingerprint};
 use super::format::{Action, Channel, Scenario, Step};
+pub use super::outcome::SuiteEvent;
 use super::outcome::{
     FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, StepReport, SuiteReport,
 };
@@ -45,38 +46,6 @@ pub struct SuiteOptions {
     pub replays: Option<PathBuf>,
     /// The program `{mcp-chaos}` stands for.
     pub self_exe: PathBuf,
-}
-
-/// What happens during a suite run, for progress displays. Scenarios run concurrently, so
-/// events of different scenarios interleave; each names its scenario.
-#[derive(Debug)]
-pub enum SuiteEvent<'a> {
-    /// A scenario starts (its server is being started).
-    Started {
-        /// The scenario.
-        name: &'a str,
-        /// Its number of steps.
-        steps: usize,
-    },
-    /// A step starts.
-    Step {
-        /// The scenario.
-        name: &'a str,
-        /// The step's label.
-        label: &'a str,
-    },
-    /// Something happened inside the scenario's campaign.
-    Run {
-        /// The scenario.
-        name: &'a str,
-        /// What.
-        event: &'a Event<'a>,
-    },
-    /// A scenario ended.
-    Finished {
-        /// Its report.
-        report: &'a ScenarioReport,
-    },
 }
 
 /// Runs `scenarios` (already sharded) and returns the suite's report, scenarios in the
@@ -412,7 +381,7 @@ fn config(scenario: &Scenario, subst: &Subst, options: &SuiteOptions) -> Result<
         };
         let mut c = StdioConfig::new(program.clone(), args.to_vec());
         if s.no_egress && !upstream.proxy {
-            c.env.extend(crate::cli::no_egress_env());
+            c.env.extend(crate::run::no_egress_env());
         }
         for (k, v) in &s.env {
             c.env.push((k.clone(), subst.apply(v)?));

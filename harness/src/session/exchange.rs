@@ -134,7 +134,7 @@ pub enum Probe {
         /// [`crate::fuzz::Request::describe`]).
         what: String,
         /// What a correct server owes in answer.
-        expected: crate::oracle::wire_answer::Expected,
+        expected: crate::wire::answer::Expected,
         /// Where it came from: `generated`, `shrunk`, `replay`.
         phase: &'static str,
     },

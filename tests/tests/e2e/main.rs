@@ -10,6 +10,7 @@ mod faults;
 mod features;
 mod generated;
 mod hostile;
+mod house;
 mod http;
 mod invariants;
 mod lifecycle;

@@ -1,0 +1,420 @@
+//! The house's floor plan, checked from the sources: no two modules (files) of a crate import
+//! each other in a loop, and the layers the module docs claim hold (the wire layer imports no
+//! engine module; reporters import no scenario-engine module). Imports are read from the code
+//! as written: `use` trees and paths through `crate::`, `super::` and a module's own children;
+//! test-only code (`#[cfg(test)]` modules and files) is left out, as a test may reach anywhere.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// One crate's modules: module path (`run::scheduler`, `` for the root) -> source file.
+struct Crate {
+    modules: BTreeMap<String, PathBuf>,
+}
+
+impl Crate {
+    /// Every module reachable from `src/lib.rs` by `mod` declarations, test-only ones left out.
+    fn read(src: &Path) -> Crate {
+        let mut modules = BTreeMap::new();
+        let mut todo = vec![(String::new(), src.join("lib.rs"))];
+        while let Some((path, file)) = todo.pop() {
+            let code = non_test_code(&std::fs::read_to_string(&file).expect("a source file"));
+            // A module's children live beside it (`a.rs` -> `a/x.rs`; `mod.rs`, `lib.rs` ->
+            // `x.rs` in the same folder).
+            let name = file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            let dir = if matches!(name, "mod" | "lib" | "main") {
+                file.parent().expect("a folder").to_path_buf()
+            } else {
+                file.with_extension("")
+            };
+            for child in declared_modules(&code) {
+                let child_path = if path.is_empty() {
+                    child.clone()
+                } else {
+                    format!("{path}::{child}")
+                };
+                let flat = dir.join(format!("{child}.rs"));
+                let nested = dir.join(&child).join("mod.rs");
+                let child_file = if flat.exists() { flat } else { nested };
+                assert!(child_file.exists(), "mod {child_path}: no file");
+                todo.push((child_path, child_file));
+            }
+            modules.insert(path, file);
+        }
+        Crate { modules }
+    }
+
+    /// The module a path (`a::b::Item`, as segments from the crate root) lands in: its
+    /// longest prefix that is a module.
+    fn module_of(&self, segments: &[&str]) -> Option<String> {
+        (1..=segments.len()).rev().find_map(|n| {
+            let path = segments[..n].join("::");
+            self.modules.contains_key(&path).then_some(path)
+        })
+    }
+
+    /// Module -> the modules its non-test code names, itself and its ancestors left out
+    /// (a child naming its parent's items is the module tree, not an import).
+    fn imports(&self) -> BTreeMap<String, BTreeSet<String>> {
+        let mut graph = BTreeMap::new();
+        for (module, file) in &self.modules {
+            let code = non_test_code(&std::fs::read_to_string(file).expect("a source file"));
+            let own: Vec<&str> = if module.is_empty() {
+                Vec::new()
+            } else {
+                module.split("::").collect()
+            };
+            let children: BTreeSet<String> = declared_modules(&code).into_iter().collect();
+            let mut out = BTreeSet::new();
+            for path in paths(&code) {
+                let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+                let absolute: Vec<&str> = match segments.first() {
+                    Some(&"crate") => segments[1..].to_vec(),
+                    Some(&"super") => {
+                        let ups = segments.iter().take_while(|s| **s == "super").count();
+                        if ups > own.len() {
+                            continue;
+                        }
+                        let mut a = own[..own.len() - ups].to_vec();
+                        a.extend(&segments[ups..]);
+                        a
+                    }
+                    Some(&"self") => {
+                        let mut a = own.clone();
+                        a.extend(&segments[1..]);
+                        a
+                    }
+                    Some(first) if children.contains(*first) => {
+                        let mut a = own.clone();
+                        a.extend(&segments);
+                        a
+                    }
+                    _ => continue,
+                };
+                let Some(target) = self.module_of(&absolute) else {
+                    continue;
+                };
+                let ancestor = module == &target || module.starts_with(&format!("{target}::"));
+                let root = target.is_empty();
+                if !ancestor && !root {
+                    out.insert(target);
+                }
+            }
+            graph.insert(module.clone(), out);
+        }
+        graph
+    }
+}
+
+/// `code` without comments, string contents and test-only modules (`#[cfg(test)] mod x { .. }`
+/// and `#[cfg(test)] mod x;`).
+fn non_test_code(code: &str) -> String {
+    let mut out = String::new();
+    let mut skip_depth: Option<usize> = None;
+    let mut depth = 0usize;
+    let mut cfg_test = false;
+    for line in code.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("//") {
+            continue;
+        }
+        let line = strip_strings(line);
+        let opens = line.matches('{').count();
+        let closes = line.matches('}').count();
+        if skip_depth.is_none() && trimmed.starts_with("#[cfg(test)]") {
+            cfg_test = true;
+            continue;
+        }
+        if cfg_test && skip_depth.is_none() {
+            cfg_test = false;
+            if line.trim_start().starts_with("mod ") || line.contains(" mod ") {
+                if opens > closes {
+                    skip_depth = Some(depth);
+                    depth += opens - closes;
+                }
+                continue;
+            }
+        }
+        depth = (depth + opens).saturating_sub(closes);
+        if let Some(d) = skip_depth {
+            if depth <= d {
+                skip_depth = None;
+            }
+            continue;
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// A line with the contents of its string literals removed (a path in a message is no import).
+fn strip_strings(line: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    let mut escaped = false;
+    for c in line.chars() {
+        if inside {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                inside = false;
+                out.push(c);
+            }
+            continue;
+        }
+        if c == '"' {
+            inside = true;
+        }
+        out.push(c);
+        if c == '/' && out.ends_with("//") {
+            out.truncate(out.len() - 2);
+            break;
+        }
+    }
+    out
+}
+
+/// The modules `code` declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`), test-only ones
+/// already left out by [`non_test_code`].
+fn declared_modules(code: &str) -> Vec<String> {
+    code.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.split_once("mod ")?;
+            let before = rest.0.trim();
+            if !(before.is_empty() || before.starts_with("pub")) {
+                return None;
+            }
+            let name = rest.1.strip_suffix(';')?;
+            name.chars()
+                .all(|c| c.is_alphanumeric() || c == '_')
+                .then(|| name.to_owned())
+        })
+        .collect()
+}
+
+/// Every path `code` names: each `use` tree expanded (`use a::{b, c::d}` -> `a::b`,
+/// `a::c::d`), and every `x::y` path elsewhere.
+fn paths(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("use ") {
+        let before = rest[..at].chars().last();
+        let tail = &rest[at + 4..];
+        rest = tail;
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let Some(end) = tail.find(';') else { break };
+        expand_use("", &tail[..end], &mut out);
+    }
+    let bytes: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while i < bytes.len()
+                && (bytes[i].is_alphanumeric() || bytes[i] == '_' || bytes[i] == ':')
+            {
+                i += 1;
+            }
+            let word: String = bytes[start..i].iter().collect();
+            if word.contains("::") && (start == 0 || !bytes[start - 1].is_alphanumeric()) {
+                out.push(word);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Expands one `use` tree under `prefix` into full paths.
+fn expand_use(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    let tree = tree.trim();
+    let join = |p: &str, s: &str| {
+        if p.is_empty() {
+            s.to_owned()
+        } else {
+            format!("{p}::{s}")
+        }
+    };
+    match tree.find('{') {
+        None => {
+            let path = tree.split_whitespace().next().unwrap_or_default();
+            if !path.is_empty() {
+                out.push(join(prefix, path.trim_end_matches("::*")));
+            }
+        }
+        Some(open) => {
+            let head = tree[..open].trim().trim_end_matches("::");
+            let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+            let base = join(prefix, head);
+            let mut depth = 0;
+            let mut start = 0;
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        expand_use(&base, &inner[start..i], out);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            if start < inner.len() {
+                expand_use(&base, &inner[start..], out);
+            }
+        }
+    }
+}
+
+/// The modules of one loop in `graph`, if there is one.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    // 0: not seen, 1: on the current path, 2: done.
+    let mut state: BTreeMap<&str, u8> = BTreeMap::new();
+    fn visit<'a>(
+        node: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<&'a str, u8>,
+        stack: &mut Vec<&'a str>,
+    ) -> Option<Vec<String>> {
+        state.insert(node, 1);
+        stack.push(node);
+        for next in graph.get(node).into_iter().flatten() {
+            match state.get(next.as_str()).copied().unwrap_or(0) {
+                1 => {
+                    let from = stack.iter().position(|n| *n == next.as_str()).unwrap_or(0);
+                    return Some(stack[from..].iter().map(|s| (*s).to_owned()).collect());
+                }
+                0 => {
+                    if let Some(c) = visit(next, graph, state, stack) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(node, 2);
+        None
+    }
+    for node in graph.keys() {
+        if state.get(node.as_str()).copied().unwrap_or(0) == 0
+            && let Some(c) = visit(node, graph, &mut state, &mut Vec::new())
+        {
+            return Some(c);
+        }
+    }
+    None
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the workspace")
+        .to_path_buf()
+}
+
+/// No loop of imports between the modules of the harness or of the fault injectors.
+#[test]
+fn no_module_imports_itself_through_others() {
+    for krate in ["harness", "fault-injectors"] {
+        let c = Crate::read(&workspace().join(krate).join("src"));
+        let graph = c.imports();
+        assert!(
+            graph.len() > 10,
+            "{krate}: only {} modules read",
+            graph.len()
+        );
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!(
+                "{krate}: modules import each other in a loop: {}",
+                cycle.join(" -> ")
+            );
+        }
+    }
+}
+
+/// The checker sees a loop when there is one, and the imports it reads are the real ones
+/// (scheduler -> session, a reporter -> scenario::outcome, server -> no connect tunnel).
+#[test]
+fn the_import_reader_reads_real_imports_and_sees_a_loop() {
+    let c = Crate::read(&workspace().join("harness").join("src"));
+    let graph = c.imports();
+    let of = |m: &str| graph.get(m).cloned().unwrap_or_default();
+    assert!(
+        of("run::scheduler").contains("session"),
+        "{:?}",
+        of("run::scheduler")
+    );
+    assert!(
+        of("report::suite").contains("scenario::outcome"),
+        "{:?}",
+        of("report::suite")
+    );
+    assert!(
+        of("oracle::wire_answer").contains("wire::answer"),
+        "{:?}",
+        of("oracle::wire_answer")
+    );
+    let faults = Crate::read(&workspace().join("fault-injectors").join("src")).imports();
+    assert!(
+        faults["connect"].contains("server"),
+        "{:?}",
+        faults["connect"]
+    );
+    assert!(
+        !faults["server"].contains("connect"),
+        "{:?}",
+        faults["server"]
+    );
+    let mut looped = graph.clone();
+    looped
+        .entry("session".to_owned())
+        .or_default()
+        .insert("run::scheduler".to_owned());
+    let cycle = find_cycle(&looped).expect("a loop");
+    assert!(cycle.contains(&"session".to_owned()), "{cycle:?}");
+}
+
+/// The layers the module docs claim: the wire layer (JSON-RPC frames, what a frame is owed,
+/// SSE, the protocol's rule table, the finding catalog) imports no engine module, and no
+/// reporter imports the scenario engine (`scenario::run`, `scenario::format`).
+#[test]
+fn the_layers_hold() {
+    let graph = Crate::read(&workspace().join("harness").join("src")).imports();
+    let engine = [
+        "session",
+        "transport",
+        "oracle",
+        "run",
+        "scenario",
+        "fixture",
+        "harness",
+    ];
+    for low in ["wire", "wire::answer", "sse", "protocol", "finding"] {
+        for target in &graph[low] {
+            let top = target.split("::").next().unwrap_or_default();
+            assert!(!engine.contains(&top), "{low} imports {target}");
+        }
+    }
+    for (module, targets) in &graph {
+        if module.starts_with("report") {
+            for t in targets {
+                assert!(
+                    t != "scenario::run" && t != "scenario::format",
+                    "{module} imports {t}"
+                );
+            }
+        }
+    }
+}
