@@ -549,6 +549,42 @@ impl Finding {
     }
 }
 
+/// The stable fingerprint of a finding: 16 hex digits of a 64-bit FNV-1a hash of its code,
+/// severity, tool, probe label and upstream fault name (with its scope, when the fault hit
+/// only some requests), none of which depends on timing, ports, paths or the message's
+/// excerpts.
+pub fn fingerprint(f: &Finding) -> String {
+    let name = f
+        .fault
+        .as_ref()
+        .and_then(|v| v.get("name"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let fault = match f
+        .fault
+        .as_ref()
+        .and_then(|v| v.get("scope"))
+        .and_then(serde_json::Value::as_str)
+    {
+        Some(scope) => format!("{name} on {scope}"),
+        None => name.to_owned(),
+    };
+    let key = format!(
+        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        f.code,
+        f.severity,
+        f.tool.as_deref().unwrap_or(""),
+        f.probe,
+        fault
+    );
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

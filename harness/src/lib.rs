@@ -6,7 +6,9 @@
 //! errors with the wrong code, replies to notifications, noise on stdout, crashes, hangs.
 //!
 //! The crate is layered; each layer imports only the ones above it in this list:
-//! - [`wire`]: JSON-RPC 2.0 frames; a total parser that never panics and keeps the raw value.
+//! - [`wire`]: JSON-RPC 2.0 frames; a total parser that never panics and keeps the raw value;
+//!   what a correct server owes each frame ([`wire::answer`]).
+//! - [`observed`]: what was seen of a server, as data (frames, exits, HTTP exchanges).
 //! - [`transport`]: bytes in, frames out; process trees; deadlines. Knows nothing of MCP rules.
 //! - [`protocol`]: MCP protocol versions and the per-version rule table.
 //! - [`session`]: the MCP lifecycle, request ids, fences, answers to server-to-client requests;
@@ -19,7 +21,7 @@
 //! - [`fixture`]: the bundled fixture server, correct by default, with plantable flaws.
 //! - [`Harness`] and [`strategies`]: the library API for `cargo test` (see [`harness`]).
 //! - [`fuzz`]: `Arbitrary` MCP messages and the answers a server owes them
-//!   ([`oracle::wire_answer`]), for cargo-fuzz targets and the campaign's wire phase.
+//!   ([`wire::answer`]), for cargo-fuzz targets and the campaign's wire phase.
 
 pub mod auth;
 pub mod cli;
@@ -29,6 +31,7 @@ pub mod fuzz;
 pub mod generate;
 pub mod harness;
 pub mod interrupt;
+pub mod observed;
 pub mod oracle;
 pub mod protocol;
 pub mod report;

@@ -171,9 +171,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::observed::Frame;
     use crate::protocol::ProtocolVersion;
     use crate::session::{Expect, Outcome, Received, ReceivedItem};
-    use crate::transport::Frame;
     use crate::wire::{INTERNAL_ERROR, RequestId};
 
     /// `probe` (a `tools/call`) answered with error `code`.

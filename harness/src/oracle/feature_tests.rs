@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::{Context, judge};
 use crate::finding::Severity;
+use crate::observed::Frame;
 use crate::protocol::ProtocolVersion;
 use crate::session::{Exchange, Expect, FeatureProbe, Outcome, Probe, Received, ReceivedItem};
-use crate::transport::Frame;
 use crate::wire::{self, RequestId};
 
 /// `probe` answered with `answer` (a result, or `Err((code, message))`).

@@ -1,5 +1,5 @@
 //! The Streamable HTTP invariants (`basic/transports` §Streamable HTTP; spec-notes §6.2),
-//! judged on the [`HttpInfo`](crate::transport::HttpInfo) of each exchange:
+//! judged on the [`HttpInfo`](crate::observed::HttpInfo) of each exchange:
 //! - `http-status` (MC401): 202 and no body for an accepted notification; 400 for an
 //!   unsupported `MCP-Protocol-Version` (2025-06-18 on); 404 for a deleted session (a never
 //!   issued one SHOULD get 404 too: warning);
@@ -273,7 +273,7 @@ fn redirect_message(status: u16, location: Option<&str>) -> String {
                 .ok()
                 .and_then(|u| u.host_str().map(str::to_owned));
             let off = match host {
-                Some(h) if crate::transport::http::is_loopback_host(&h) => "",
+                Some(h) if crate::observed::is_loopback_host(&h) => "",
                 Some(_) => ", off loopback",
                 None => "",
             };
@@ -295,9 +295,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::observed::HttpInfo;
     use crate::protocol::ProtocolVersion;
     use crate::session::{Expect, Outcome, Received, ReceivedItem};
-    use crate::transport::HttpInfo;
     use crate::wire::RequestId;
 
     fn initialize_answered_with(status: u16, location: Option<&str>) -> Exchange {

@@ -61,9 +61,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::observed::Frame;
     use crate::protocol::ProtocolVersion;
     use crate::session::{Expect, Outcome, Received, ReceivedItem};
-    use crate::transport::Frame;
     use crate::wire::{self, RequestId};
 
     fn exchange(state: LifecycleState, method: &str, answer: Option<Value>) -> Exchange {

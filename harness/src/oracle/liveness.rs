@@ -11,8 +11,8 @@
 use super::wedged::Stall;
 use super::{Context, finding};
 use crate::finding::{CRASH_ON_INPUT, Finding, Invariant, NOT_ALIVE, SERVER_DIED, Severity};
+use crate::observed::ExitKind;
 use crate::session::{Exchange, Outcome, Probe};
-use crate::transport::ExitKind;
 
 /// Judges the liveness probe `ping` that followed `previous`. `stderr` is the server's recent
 /// output, quoted in a `server-died` finding.
@@ -123,10 +123,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::observed::Frame;
     use crate::oracle::ToolTable;
     use crate::protocol::ProtocolVersion;
     use crate::session::{Expect, Received, ReceivedItem};
-    use crate::transport::Frame;
     use crate::wire::RequestId;
 
     fn exchange(probe: Probe, frames: &[&[u8]], outcome: Outcome) -> Exchange {

@@ -172,10 +172,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::observed::Frame;
     use crate::oracle::ToolTable;
     use crate::protocol::ProtocolVersion;
     use crate::session::{Received, ReceivedItem};
-    use crate::transport::Frame;
     use crate::wire::RequestId;
 
     /// A `tools/call` (id 7) that got no response in 60 s, with `frames` received meanwhile.

@@ -49,10 +49,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::observed::Frame;
     use crate::oracle::ToolTable;
     use crate::protocol::ProtocolVersion;
     use crate::session::{Expect, Received, ReceivedItem};
-    use crate::transport::Frame;
 
     /// `notifications/mcp-chaos-unknown` (fenced by a ping, id 9), with `frame` received and
     /// the wait ended as `outcome`.

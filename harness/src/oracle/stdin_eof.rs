@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::Context;
 use crate::finding::{Finding, STDIN_EOF_IGNORED, Severity};
-use crate::transport::ShutdownOutcome;
+use crate::observed::ShutdownOutcome;
 
 /// The finding for a stdio server that did not exit within `grace` of its stdin closing,
 /// given how its shutdown went; `None` when it exited (before or within the grace).
@@ -66,8 +66,8 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observed::ExitKind;
     use crate::protocol::ProtocolVersion;
-    use crate::transport::ExitKind;
 
     const GRACE: Duration = Duration::from_millis(2_000);
 

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::{Context, finding};
 use crate::finding::{Finding, OVERSIZE_FRAME, STDOUT_NOT_PROTOCOL, Severity};
+use crate::observed::{Frame, Oversized};
 use crate::session::{Exchange, ReceivedItem};
-use crate::transport::{Frame, Oversized};
 use crate::wire::WireError;
 
 /// The JSON-RPC members; an object with none of them is not an attempt at a message.
@@ -128,10 +128,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::observed::Oversized;
     use crate::oracle::judge;
     use crate::protocol::ProtocolVersion;
     use crate::session::{Expect, Outcome, Probe, Received};
-    use crate::transport::Oversized;
     use crate::wire::RequestId;
 
     fn ping_with(items: Vec<ReceivedItem>) -> Exchange {

@@ -6,11 +6,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{Context, judge};
+use crate::observed::Frame;
 use crate::protocol::ProtocolVersion;
 use crate::session::{
     Exchange, Expect, FaultContext, Outcome, Probe, Received, ReceivedItem, Retry, UpstreamHit,
 };
-use crate::transport::Frame;
 use crate::wire::{self, RequestId};
 
 fn call(result: Value, fault: Option<FaultContext>) -> Exchange {

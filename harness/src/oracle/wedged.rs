@@ -156,10 +156,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::observed::{ExitKind, Frame};
     use crate::oracle::ToolTable;
     use crate::protocol::ProtocolVersion;
     use crate::session::{Expect, Probe, Received, ReceivedItem};
-    use crate::transport::{ExitKind, Frame};
     use crate::wire::RequestId;
 
     fn exchange(probe: Probe, received: Vec<ReceivedItem>, outcome: Outcome) -> Exchange {

@@ -18,9 +18,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::finding::Severity;
+use crate::finding::fingerprint;
 use crate::run::Report;
 use crate::run::live::RunOutcome;
-use crate::scenario::baseline::fingerprint;
 use crate::scenario::outcome::{
     FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, StepReport, SuiteReport,
 };

@@ -64,38 +64,7 @@ impl HttpConfig {
     }
 }
 
-/// What one HTTP request/response looked like.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpInfo {
-    /// Which send it was (see [`SendReceipt::post`]).
-    pub post: u64,
-    /// The HTTP method.
-    pub method: String,
-    /// The status, or `None` when no response arrived (connection refused or reset, or the
-    /// request was abandoned).
-    pub status: Option<u16>,
-    /// The `Content-Type` of the response.
-    pub content_type: Option<String>,
-    /// The `Mcp-Session-Id` of the response.
-    pub session_id: Option<String>,
-    /// The `Location` of a redirect (3xx) response. Redirects are never followed: an MCP
-    /// endpoint answers at its own URL, and following could take mcp-chaos off loopback.
-    pub location: Option<String>,
-    /// Body size in bytes.
-    pub body_bytes: usize,
-    /// SSE events dispatched (for an event-stream body).
-    pub sse_events: usize,
-    /// Whether the first SSE event was a priming event (an `id` with empty `data`).
-    pub sse_priming: bool,
-    /// What a conforming SSE client would silently lose or misread.
-    pub sse_anomalies: Vec<String>,
-    /// A transport error, if the exchange failed.
-    pub error: Option<String>,
-    /// The `WWW-Authenticate` header of the response (a 401 or 403 says what it wants).
-    pub www_authenticate: Option<String>,
-    /// Time from sending to the end of the body, in ms.
-    pub elapsed_ms: u64,
-}
+pub use crate::observed::{HttpInfo, is_loopback_host};
 
 /// What [`HttpTransport::send`] returns: which POST carried the frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,16 +95,6 @@ pub struct HttpTransport {
     process: Option<ServerProcess>,
     tasks: Vec<JoinHandle<()>>,
     config: HttpConfig,
-}
-
-/// Whether a URL host is loopback (`localhost`, 127.0.0.0/8, `::1`).
-pub fn is_loopback_host(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if host.eq_ignore_ascii_case("localhost") {
-        return true;
-    }
-    host.parse::<std::net::IpAddr>()
-        .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A request body as JSON, for its `Mcp-Method`/`Mcp-Name` headers: nested deeper than

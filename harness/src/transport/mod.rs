@@ -12,8 +12,6 @@ pub mod stdio;
 
 use std::time::{Duration, Instant};
 
-use crate::wire::{self, Message, WireError};
-
 pub use http::{HttpConfig, HttpInfo, HttpTransport, SendReceipt};
 pub use stdio::{StdioConfig, StdioTransport};
 
@@ -40,93 +38,13 @@ pub(crate) async fn late<T>(events: &mut tokio::sync::mpsc::Receiver<T>) -> Opti
 }
 /// Default largest frame accepted from a server, in bytes (16 MiB). A larger frame is reported
 /// as [`TransportEvent::Oversize`] and discarded without being buffered whole.
+pub use crate::observed::{ExitKind, Frame, Oversized, ShutdownOutcome};
+
+/// Default largest frame accepted from a server, in bytes (16 MiB). A larger frame is reported
+/// as [`TransportEvent::Oversize`] and discarded without being buffered whole.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// Default size of the stderr ring buffer, in bytes (64 KiB): the newest output is kept.
 pub const DEFAULT_STDERR_BYTES: usize = 64 * 1024;
-
-/// One frame received from the server: its raw bytes (without the trailing newline), when it
-/// arrived, and how the wire layer classified it.
-#[derive(Debug, Clone)]
-pub struct Frame {
-    /// When the frame was read completely.
-    pub at: Instant,
-    /// The bytes of the frame, without the line terminator.
-    pub raw: Vec<u8>,
-    /// The classification by [`wire::parse`].
-    pub message: Result<Message, WireError>,
-}
-
-impl Frame {
-    /// Classifies `raw` and stamps it with the current time.
-    pub fn new(raw: Vec<u8>) -> Frame {
-        let message = wire::parse(&raw);
-        Frame {
-            at: Instant::now(),
-            raw,
-            message,
-        }
-    }
-
-    /// Classifies `raw`, read completely at `at` (a frame parsed later than it was read).
-    pub fn read_at(raw: Vec<u8>, at: Instant) -> Frame {
-        Frame {
-            at,
-            message: wire::parse(&raw),
-            raw,
-        }
-    }
-
-    /// The frame as text for a report, cut to `max` bytes.
-    pub fn excerpt(&self, max: usize) -> String {
-        wire::excerpt(&self.raw, max)
-    }
-}
-
-/// What grew past `--max-frame-bytes` ([`TransportEvent::Oversize`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Oversized {
-    /// A stdout line (stdio), newline-terminated or not.
-    Line,
-    /// An HTTP response body (`application/json` or any non-SSE body), by `Content-Length` or as
-    /// it arrived (chunked).
-    Body,
-    /// One SSE event (its pending line and data).
-    SseEvent,
-    /// An SSE response stream in total (every event in it).
-    SseStream,
-}
-
-impl std::fmt::Display for Oversized {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Oversized::Line => "a stdout line",
-            Oversized::Body => "an HTTP response body",
-            Oversized::SseEvent => "an SSE event",
-            Oversized::SseStream => "an SSE response stream (all its events together)",
-        })
-    }
-}
-
-/// How a server process ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExitKind {
-    /// Exited with a code.
-    Code(i32),
-    /// Killed by a signal (Unix signal number).
-    Signal(i32),
-    /// The status could not be read.
-    Unknown,
-}
-
-impl std::fmt::Display for ExitKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ExitKind::Code(c) => write!(f, "exit code {c}"),
-            ExitKind::Signal(s) => write!(f, "killed by signal {s}"),
-            ExitKind::Unknown => f.write_str("unknown exit status"),
-        }
-    }
-}
 
 /// Something that happened on the transport.
 #[derive(Debug, Clone)]
@@ -435,19 +353,6 @@ impl Transport {
             Transport::Http(t) => t.kill().await,
         }
     }
-}
-
-/// How a shutdown went.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ShutdownOutcome {
-    /// The server had already exited before shutdown began.
-    AlreadyExited(ExitKind),
-    /// The server exited after its input was closed.
-    ExitedOnEof(ExitKind),
-    /// The server exited after SIGTERM.
-    Terminated(ExitKind),
-    /// The server had to be killed with SIGKILL.
-    Killed,
 }
 
 #[cfg(test)]
