@@ -155,37 +155,50 @@ pub fn rubric(code: &str) -> Option<&'static str> {
     (code == crate::finding::UNACTIONABLE_ERROR.code).then_some(actionable::RUBRIC)
 }
 
-/// Runs every per-exchange invariant on `ex`.
+/// One per-exchange check: the findings it makes of an exchange under the run's context
+/// (none when the exchange holds nothing it judges). Each lives in the module of its
+/// invariant, with its spec reference and its tests.
+pub type Check = fn(&Context<'_>, &Exchange) -> Vec<Finding>;
+
+/// Every per-exchange check [`judge`] runs, by module name, in the order their findings come
+/// out. An invariant judged across exchanges (liveness after a probe, stdin EOF at shutdown,
+/// concurrency in the scheduler) is called where its evidence is, not from here.
+pub const CHECKS: &[(&str, Check)] = &[
+    ("stdout", stdout::check),
+    ("response_shape", response_shape::check),
+    ("response_id", response_id::check),
+    ("no_response", no_response::check),
+    ("notification_reply", notification_reply::check),
+    ("notification_flood", notification_flood::check),
+    ("server_request_flood", server_request_flood::check),
+    ("error_codes", error_codes::check),
+    ("unknown_tool", unknown_tool::check),
+    ("version", version::check),
+    ("lifecycle", lifecycle::check),
+    ("business_failure", business_failure::check),
+    ("masking", masking::check),
+    ("actionable", actionable::check),
+    ("leaked", leaked::check),
+    ("structured", structured::check),
+    ("deadline", deadline::check),
+    ("http", http::check),
+    ("chaos", chaos::check),
+    ("generated", generated::check),
+    ("wire_answer", wire_answer::check),
+    ("resource_not_found", resource_not_found::check),
+    ("empty_resource_contents", empty_resource_contents::check),
+    ("pagination", pagination::check),
+    ("prompt_errors", prompt_errors::check),
+    ("log_level", log_level::check),
+    ("capability_gating", capability_gating::check),
+];
+
+/// Runs every per-exchange check of [`CHECKS`] on `ex`.
 pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    findings.extend(stdout::check(ctx, ex));
-    findings.extend(response_shape::check(ctx, ex));
-    findings.extend(response_id::check(ctx, ex));
-    findings.extend(no_response::check(ctx, ex));
-    findings.extend(notification_reply::check(ctx, ex));
-    findings.extend(notification_flood::check(ctx, ex));
-    findings.extend(server_request_flood::check(ctx, ex));
-    findings.extend(error_codes::check(ctx, ex));
-    findings.extend(unknown_tool::check(ctx, ex));
-    findings.extend(version::check(ctx, ex));
-    findings.extend(lifecycle::check(ctx, ex));
-    findings.extend(business_failure::check(ctx, ex));
-    findings.extend(masking::check(ctx, ex));
-    findings.extend(actionable::check(ctx, ex));
-    findings.extend(leaked::check(ctx, ex));
-    findings.extend(structured::check(ctx, ex));
-    findings.extend(deadline::check(ctx, ex));
-    findings.extend(http::check(ctx, ex));
-    findings.extend(chaos::check(ctx, ex));
-    findings.extend(generated::check(ctx, ex));
-    findings.extend(wire_answer::check(ctx, ex));
-    findings.extend(resource_not_found::check(ctx, ex));
-    findings.extend(empty_resource_contents::check(ctx, ex));
-    findings.extend(pagination::check(ctx, ex));
-    findings.extend(prompt_errors::check(ctx, ex));
-    findings.extend(log_level::check(ctx, ex));
-    findings.extend(capability_gating::check(ctx, ex));
-    findings
+    CHECKS
+        .iter()
+        .flat_map(|(_, check)| check(ctx, ex))
+        .collect()
 }
 
 /// The text a `CallToolResult` shows the model: its text blocks and embedded text resources,

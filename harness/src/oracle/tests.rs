@@ -687,3 +687,34 @@ fn the_excerpt_of_a_kept_start_is_the_excerpt_of_the_whole_frame() {
         super::safe_excerpt(small)
     );
 }
+
+/// Every oracle module with a per-exchange `check` is in [`super::CHECKS`], once: a new
+/// invariant's check cannot be written and then forgotten by `judge`.
+#[test]
+fn every_per_exchange_check_is_judged_once() {
+    let names: Vec<&str> = super::CHECKS.iter().map(|(name, _)| *name).collect();
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/oracle");
+    let mut found = 0;
+    for entry in std::fs::read_dir(&dir).expect("the oracle folder") {
+        let path = entry.expect("an entry").path();
+        let code = std::fs::read_to_string(&path).unwrap_or_default();
+        if code.lines().any(|l| {
+            l.starts_with("pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding>")
+        }) {
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            assert!(
+                names.contains(&stem),
+                "{stem} has a check that judge does not run"
+            );
+            found += 1;
+        }
+    }
+    assert_eq!(found, names.len(), "{names:?}");
+}

@@ -213,7 +213,7 @@ pub enum SuiteEvent<'a> {
     Run {
         /// The scenario.
         name: &'a str,
-        /// What.
+        /// The campaign event, as [`crate::run::Event`] reports it.
         event: &'a Event<'a>,
     },
     /// A scenario ended.
