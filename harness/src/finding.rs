@@ -11,7 +11,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// How bad a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// A deviation from a SHOULD, from descriptive spec text, or from robustness expectations.
@@ -440,7 +452,7 @@ pub fn lookup(code_or_name: &str) -> Option<&'static Invariant> {
 
 /// One finding: an invariant that did not hold on one exchange. This is the JSON shape of a
 /// finding in `--report-json` (field names and meanings are stable).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     /// The invariant's code, e.g. `MC102`.
     pub code: String,

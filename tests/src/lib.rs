@@ -121,8 +121,62 @@ pub fn run_chaos(args: &[&str]) -> ChaosRun {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         report: std::fs::read_to_string(&report)
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok()),
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .inspect(|r| assert_matches_schema(Schema::Report, r)),
     }
+}
+
+/// A published JSON Schema of mcp-chaos's reports (`schemas/` in the repository).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schema {
+    /// `schemas/report.schema.json`: `mcp-chaos run --report-json`.
+    Report,
+    /// `schemas/suite-report.schema.json`: `mcp-chaos scenario --report-json`.
+    SuiteReport,
+}
+
+impl Schema {
+    /// The committed file.
+    pub fn path(self) -> PathBuf {
+        let name = match self {
+            Schema::Report => "report.schema.json",
+            Schema::SuiteReport => "suite-report.schema.json",
+        };
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../schemas")
+            .join(name)
+    }
+
+    /// The schema generated from mcp-chaos's report types.
+    pub fn generated(self) -> Value {
+        match self {
+            Schema::Report => mcp_chaos::run::report_json_schema(),
+            Schema::SuiteReport => mcp_chaos::scenario::outcome::suite_report_json_schema(),
+        }
+    }
+}
+
+/// Panics unless `report` validates against the committed `schema`, listing every error:
+/// every report an end-to-end test reads is held against the published contract.
+pub fn assert_matches_schema(schema: Schema, report: &Value) {
+    static VALIDATORS: OnceLock<[jsonschema::Validator; 2]> = OnceLock::new();
+    let validators = VALIDATORS.get_or_init(|| {
+        [Schema::Report, Schema::SuiteReport].map(|s| {
+            let text = std::fs::read_to_string(s.path()).expect("the committed schema");
+            let schema: Value = serde_json::from_str(&text).expect("the schema is JSON");
+            jsonschema::validator_for(&schema).expect("the schema compiles")
+        })
+    });
+    let validator = &validators[usize::from(schema == Schema::SuiteReport)];
+    let errors: Vec<String> = validator
+        .iter_errors(report)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the report does not match {}: {errors:#?}",
+        schema.path().display()
+    );
 }
 
 /// Whether any process whose command line contains `marker` is running.

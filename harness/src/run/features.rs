@@ -133,18 +133,18 @@ impl Default for FeatureSelection {
 /// One `resources/read` or `prompts/get` target's upstream reach (with a fake upstream), in
 /// `summary.features.upstream`: whether its handler calls the upstream, and how many requests
 /// ran under a fault.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FeatureReach {
     /// `resources/read` or `prompts/get`.
     pub method: &'static str,
     /// The URI read, or the prompt's name.
     pub target: String,
     /// The template the URI was expanded from, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
     /// The prompt's arguments of the first request that reached the upstream (what the fault
     /// requests send); left out for resources and when none reached.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
     /// Whether any of its requests made an upstream request.
     pub reached: bool,
@@ -156,7 +156,7 @@ pub struct FeatureReach {
     pub faults: u64,
     /// The upstream request paths (without the query) its requests made, in the order first
     /// seen, at most [`super::reach::KEPT`].
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
 }
 
@@ -186,7 +186,7 @@ impl FeatureReach {
 }
 
 /// Requests of the features phase, per feature, in the report's summary (`summary.features`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FeatureCounts {
     /// Requests about resources and templates: list pages, reads, invalid cursors.
     pub resources: u64,
@@ -207,7 +207,7 @@ pub struct FeatureCounts {
     /// With a fake upstream: per `resources/read` URI and `prompts/get` prompt requested,
     /// whether its handler reached the upstream (see [`FeatureReach`]); left out of the JSON
     /// without a fake upstream or when the phase read and got nothing.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream: Vec<FeatureReach>,
 }
 

@@ -33,7 +33,7 @@ const FRAMES_KEPT: usize = 4;
 pub const STDERR_TAIL_BYTES: usize = 4_096;
 
 /// How a run ended: the report's `outcome`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum RunOutcome {
     /// Every phase ran (exit 0 or 1).
@@ -46,7 +46,7 @@ pub enum RunOutcome {
 }
 
 /// Why a run did not complete: the report's `error`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ErrorReport {
     /// `start` (the server could not be started: no spawn, an early exit, no port),
     /// `initialize` (no usable answer to `initialize` or `server/discover`), `injectors`
@@ -60,7 +60,7 @@ pub struct ErrorReport {
 }
 
 /// One exchange, quoted in the report of a run that ended early (`exchanges`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ExchangeExcerpt {
     /// The probe, e.g. `initialize 2025-11-25`.
     pub probe: String,

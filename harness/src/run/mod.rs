@@ -372,13 +372,13 @@ pub enum RunError {
 }
 
 /// The server as the report describes it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ServerReport {
     /// The command line (stdio servers).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// The URL (HTTP servers).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// The server's `serverInfo`.
     pub server_info: Value,
@@ -387,7 +387,7 @@ pub struct ServerReport {
 }
 
 /// Run totals.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Exchanges made (every frame sent and its wait, liveness pings included).
     pub exchanges: u64,
@@ -410,38 +410,41 @@ pub struct Summary {
     pub fresh_restarts: u32,
     /// The listed tools the selection left out (`--tools`, `--skip-tools`, `--read-only`),
     /// each with why; left out of the JSON when none was.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_tools: Vec<select::Skipped>,
     /// The generated phase, per tool in the order run (left out of the JSON when the phase
     /// did not run).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generated: Vec<ToolGenerated>,
     /// Unsolicited messages counted but not kept, and server-to-client requests left
     /// unanswered (rate limit, or write queue full), over the run (a flood: see [`crate::session::flood`]); left out of the
     /// JSON when nothing was dropped.
-    #[serde(skip_serializing_if = "crate::session::flood::Dropped::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "crate::session::flood::Dropped::is_empty"
+    )]
     pub dropped: crate::session::flood::Dropped,
     /// The wire phase's totals (left out of the JSON when it did not run).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wire: Option<wire_phase::WireSummary>,
     /// The features phase's requests per feature and what the server listed; left out of the
     /// JSON when the phase sent nothing.
-    #[serde(skip_serializing_if = "features::FeatureCounts::is_empty")]
+    #[serde(default, skip_serializing_if = "features::FeatureCounts::is_empty")]
     pub features: features::FeatureCounts,
     /// With a fake upstream: per tool, whether any of its calls (every phase) reached the
     /// upstream, how many calls tried, and the smallest arguments that reached it (what the
     /// fault phases use); left out of the JSON without a fake upstream.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub upstream: Vec<reach::ToolReach>,
     /// What the run's budget (`--budget-ms`) cut, one line each (`"transport chaos: not
     /// run"`, `"protocol probes: 12 of 40 run"`, `"generated phase: 3 of 16 tools not
     /// reached"`); left out of the JSON when nothing was cut.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub budget_cut: Vec<String>,
 }
 
 /// One tool's generated phase, in the report's summary.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ToolGenerated {
     /// The tool.
     pub tool: String,
@@ -456,16 +459,16 @@ pub struct ToolGenerated {
     /// Why no argument was generated for the tool at all (its `inputSchema` is over a
     /// generation budget or has no instance, or the generated phase's budget was spent before
     /// its turn); `calls` is then 0. Left out of the JSON when the tool was generated for.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
     /// The generation budgets that limited the tool's cases (an `enum` sampled, invalid-case
     /// sites sampled, ...), one sentence each; left out of the JSON when none did.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<String>,
 }
 
 /// The result of a run: the shape of `--report-json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// The mcp-chaos version.
     pub mcp_chaos_version: String,
@@ -478,7 +481,7 @@ pub struct Report {
     /// Distinct findings, in the order found.
     pub findings: Vec<Finding>,
     /// With `--protocol-version all`: the summary of each version's campaign.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<VersionSummary>,
     /// How the run ended: `completed`, `not-started` (exit 2) or `interrupted` (SIGINT or
     /// SIGTERM: the findings are those found until then).
@@ -487,19 +490,26 @@ pub struct Report {
     /// `interrupted`).
     pub interrupted: bool,
     /// Why the run did not complete, when it did not: `{"kind", "message", "stderr_tail"}`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<live::ErrorReport>,
     /// When the run did not complete: the last exchanges (at most 8), as excerpts
     /// `{"probe", "sent", "received", "outcome", "elapsed_ms"}`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exchanges: Vec<live::ExchangeExcerpt>,
     /// The command that reruns this run exactly (`mcp-chaos run ... --seed N`), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<String>,
 }
 
+/// The JSON Schema (draft 2020-12) of `--report-json`'s report ([`Report`]), generated from
+/// these types; committed as `schemas/report.schema.json`, which a test keeps current and
+/// holds real reports against.
+pub fn report_json_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(Report)).unwrap_or(Value::Null)
+}
+
 /// One version's campaign in a `--protocol-version all` run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct VersionSummary {
     /// The version.
     pub protocol_version: String,

@@ -27,7 +27,7 @@ URL argument: --url-args; an HTTP proxy: --proxy) and which arguments make it ca
 use serde_json::Value;
 
 /// One tool's reach, in the report's summary (`summary.upstream`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ToolReach {
     /// The tool.
     pub tool: String,
@@ -39,11 +39,11 @@ pub struct ToolReach {
     pub calls_reached: u64,
     /// The smallest arguments (by serialized size) of a call that reached the upstream: what
     /// the fault phases call the tool with. Left out of the JSON when none did.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
     /// The upstream request paths (without the query) its calls made, in the order first
     /// seen, at most [`KEPT`]; the fault properties scope faults to them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
     /// The smallest distinct arguments that reached the upstream, smallest first, at most
     /// [`KEPT`] (what the fault properties draw from).

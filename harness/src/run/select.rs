@@ -21,7 +21,7 @@ pub struct ToolSelection {
 }
 
 /// A tool left out, and why (in the report's `summary.skipped_tools`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Skipped {
     /// The tool's name.
     pub tool: String,

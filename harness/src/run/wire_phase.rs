@@ -74,7 +74,7 @@ const SHRINK_DEPTH: usize = 2048;
 const SHRINK_NODES: usize = 4096;
 
 /// The wire phase's totals, in the report's summary (left out when the phase did not run).
-#[derive(Debug, Clone, Default, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
 pub struct WireSummary {
     /// Frames sent (shrinking candidates not included).
     pub frames: u64,

@@ -14,16 +14,24 @@ use serde::{Deserialize, Serialize};
 use crate::finding::Finding;
 use crate::run::{Event, ServerReport};
 
+/// The JSON Schema (draft 2020-12) of `mcp-chaos scenario --report-json`'s suite report
+/// ([`SuiteReport`]), generated from these types; committed as
+/// `schemas/suite-report.schema.json`, which a test keeps current and holds real reports
+/// against.
+pub fn suite_report_json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(SuiteReport)).unwrap_or(serde_json::Value::Null)
+}
+
 /// A whole `mcp-chaos scenario` run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SuiteReport {
     /// The mcp-chaos version.
     pub mcp_chaos_version: String,
     /// `(i, n)` when the run was one shard (`--shard i/n`, 1-based).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<(u32, u32)>,
     /// The baseline file the findings were classified against, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<PathBuf>,
     /// The scenarios, in the order of their files (sorted paths), whatever order they ran in.
     pub scenarios: Vec<ScenarioReport>,
@@ -33,7 +41,7 @@ pub struct SuiteReport {
     /// had finished, and `unfinished` the others.
     pub interrupted: bool,
     /// With `interrupted`: the scenarios that had not finished (they are not reported).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unfinished: Vec<String>,
 }
 
@@ -57,7 +65,7 @@ impl SuiteReport {
 }
 
 /// How a scenario ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase", tag = "status", content = "error")]
 pub enum ScenarioStatus {
     /// Every expectation held and every finding was known, baselined or expected (exit 0).
@@ -80,7 +88,7 @@ impl ScenarioStatus {
 }
 
 /// One scenario file's run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ScenarioReport {
     /// The scenario's name (its `name`, or the file stem).
     pub name: String,
@@ -93,7 +101,7 @@ pub struct ScenarioReport {
     /// The exit code of this scenario alone (see [`ScenarioStatus::exit_code`]).
     pub exit_code: i32,
     /// The server as negotiated, when it started.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerReport>,
     /// The run's seed (replay it with the same scenario file).
     pub seed: u64,
@@ -109,7 +117,7 @@ pub struct ScenarioReport {
 }
 
 /// One `[[step]]` of a scenario.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct StepReport {
     /// A short label, e.g. `call get_record under 404`, `generate add (64 valid, 32 invalid)`.
     pub label: String,
@@ -127,7 +135,7 @@ pub struct StepReport {
 }
 
 /// A finding of a scenario, with how it was classified.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ScenarioFinding {
     /// The finding, as `mcp-chaos run` reports it.
     #[serde(flatten)]
@@ -140,12 +148,12 @@ pub struct ScenarioFinding {
     /// The 1-based line of the step that first produced it.
     pub line: usize,
     /// A command that replays the finding, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay_command: Option<String>,
 }
 
 /// How a finding counts toward the scenario's outcome.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase", tag = "kind", content = "reason")]
 pub enum FindingStatus {
     /// Neither known, baselined nor expected: fails the scenario.
@@ -166,7 +174,7 @@ impl FindingStatus {
 }
 
 /// One accepted finding in a baseline file (`--baseline`), keyed by scenario and fingerprint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BaselineEntry {
     /// The scenario's name.

@@ -81,7 +81,7 @@ pub struct Flood {
     pub sample: Vec<u8>,
     /// The `progressToken` (as JSON text) of the request whose progress notifications made
     /// most of the flood, when progress did; the flood is that request's.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
 }
 
@@ -98,7 +98,7 @@ impl Flood {
 }
 
 /// What an exchange did not keep or answer, by kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Dropped {
     /// Notifications counted but not kept (over [`KEPT_PER_EXCHANGE`]).
     pub notifications: u64,

@@ -312,3 +312,61 @@ fn sigint_without_a_violation_exits_2_with_the_report() {
         "{html}"
     );
 }
+
+/// The published JSON Schemas of the reports (`schemas/report.schema.json`,
+/// `schemas/suite-report.schema.json`) are the ones generated from the report types; every
+/// report the end-to-end tests read is held against them (`run_chaos`, the scenario tests).
+/// `MCP_CHAOS_WRITE_SCHEMAS=1` rewrites them.
+#[test]
+fn the_published_report_schemas_are_current() {
+    use mcp_chaos_tests::Schema;
+    for schema in [Schema::Report, Schema::SuiteReport] {
+        let generated = schema.generated();
+        assert!(
+            generated["$defs"].as_object().is_some_and(|d| d.len() > 5),
+            "{generated:#}"
+        );
+        let text = serde_json::to_string_pretty(&generated).expect("JSON") + "\n";
+        if std::env::var_os("MCP_CHAOS_WRITE_SCHEMAS").is_some() {
+            std::fs::write(schema.path(), &text).expect("the schema is written");
+        }
+        let committed = std::fs::read_to_string(schema.path()).unwrap_or_default();
+        let committed: Value = serde_json::from_str(&committed).unwrap_or(Value::Null);
+        assert_eq!(
+            committed,
+            generated,
+            "{} is stale: MCP_CHAOS_WRITE_SCHEMAS=1 cargo test -p mcp-chaos-tests --test e2e \
+             the_published_report_schemas_are_current",
+            schema.path().display()
+        );
+    }
+}
+
+/// The schema rejects what is not a report: it is a contract, not a formality.
+#[test]
+fn the_report_schema_rejects_a_report_missing_its_findings() {
+    let command = fixture_command(&["wrong-error-codes"]);
+    let run = mcp_chaos_tests::run_chaos(&[
+        "run",
+        "--stdio",
+        &command,
+        "--protocol-version",
+        "2025-11-25",
+        "--skip-generated",
+        "--skip-chaos",
+    ]);
+    let mut report = run.report.expect("a report");
+    assert!(
+        report["findings"].as_array().is_some_and(|f| !f.is_empty()),
+        "{report:#}"
+    );
+    mcp_chaos_tests::assert_matches_schema(mcp_chaos_tests::Schema::Report, &report);
+    report
+        .as_object_mut()
+        .expect("an object")
+        .remove("findings");
+    let missing = std::panic::catch_unwind(|| {
+        mcp_chaos_tests::assert_matches_schema(mcp_chaos_tests::Schema::Report, &report);
+    });
+    assert!(missing.is_err(), "a report without findings passed");
+}

@@ -76,7 +76,10 @@ fn scenario(args: &[&str]) -> SuiteRun {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         report: std::fs::read_to_string(&report)
             .ok()
-            .and_then(|t| serde_json::from_str(&t).ok()),
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .inspect(|r| {
+                mcp_chaos_tests::assert_matches_schema(mcp_chaos_tests::Schema::SuiteReport, r);
+            }),
         junit: std::fs::read_to_string(&junit).ok(),
         sarif: std::fs::read_to_string(&sarif)
             .ok()
