@@ -28,17 +28,63 @@ pub mod exit {
     pub const USAGE: i32 = 3;
     /// mcp-chaos itself failed (for example, the report could not be written).
     pub const INTERNAL: i32 = 4;
+
+    /// What each code means for `mcp-chaos run` (and `demo`), as `--help` prints it.
+    pub const RUN: &[(i32, &str)] = &[
+        (SUCCESS, "no violations (warnings may have been reported)"),
+        (
+            VIOLATIONS,
+            "violations found (also when interrupted after finding one)",
+        ),
+        (
+            SERVER_START,
+            "the run did not complete: the server could not be started or initialized, or\n\
+             SIGINT/SIGTERM stopped it before a violation was found",
+        ),
+        (USAGE, "usage error"),
+        (
+            INTERNAL,
+            "mcp-chaos itself failed (e.g. the report could not be written)",
+        ),
+    ];
+
+    /// What each code means for `mcp-chaos scenario`, as its `--help` prints it.
+    pub const SCENARIO: &[(i32, &str)] = &[
+        (SUCCESS, "every scenario passed"),
+        (
+            VIOLATIONS,
+            "a scenario failed (a new finding, or an expectation that did not hold)",
+        ),
+        (
+            SERVER_START,
+            "a scenario could not be run (its server did not start); the others still ran",
+        ),
+        (
+            USAGE,
+            "usage error, or a malformed scenario or baseline file (nothing ran)",
+        ),
+        (INTERNAL, "a report could not be written"),
+    ];
+
+    /// The `Exit codes:` section of a `--help` from one of the tables above: a code per
+    /// line, its meaning indented (a meaning's own line breaks continue under it).
+    pub fn section(table: &[(i32, &str)]) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::from("Exit codes:\n");
+        for (code, meaning) in table {
+            let meaning = meaning.replace('\n', "\n       ");
+            let _ = writeln!(out, "  {code:<5}{meaning}");
+        }
+        out
+    }
+}
+
+/// `mcp-chaos run --help`'s closing section: the exit codes ([`exit::RUN`]), then the rest.
+fn after_help() -> String {
+    exit::section(exit::RUN) + "\n" + AFTER_HELP
 }
 
 const AFTER_HELP: &str = "\
-Exit codes:
-  0    no violations (warnings may have been reported)
-  1    violations found (also when interrupted after finding one)
-  2    the run did not complete: the server could not be started or initialized, or
-       SIGINT/SIGTERM stopped it before a violation was found
-  3    usage error
-  4    mcp-chaos itself failed (e.g. the report could not be written)
-
 The report is written whatever happens. --report-json PATH is written on exit 2 too
 (\"outcome\": \"not-started\", an \"error\" with the server's output tail, the exchanges
 attempted), and on SIGINT or SIGTERM at any point of the run (\"interrupted\": true, the
@@ -68,7 +114,7 @@ Examples:
 /// Property-based fuzz and chaos testing for MCP servers: drives a server with valid and
 /// invalid requests and reports every place it fails badly.
 #[derive(Debug, Parser)]
-#[command(name = "mcp-chaos", version, after_help = AFTER_HELP, max_term_width = 100)]
+#[command(name = "mcp-chaos", version, after_help = after_help(), max_term_width = 100)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -77,7 +123,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a campaign against a server and report the findings.
-    #[command(after_help = AFTER_HELP)]
+    #[command(after_help = after_help())]
     Run(Box<RunArgs>),
     /// Run a campaign against the bundled fixture server with a few flaws planted.
     Demo(DemoArgs),
@@ -89,7 +135,7 @@ enum Command {
     /// accepted by the scenario or the baseline fail it. Exit code: 0 all passed, 1 a
     /// scenario failed, 2 a scenario's server could not be started (the others still run),
     /// 3 a scenario or baseline file is malformed (nothing runs).
-    #[command(after_help = SCENARIO_HELP)]
+    #[command(after_help = scenario_after_help())]
     Scenario(ScenarioArgs),
     /// Print arguments generated from a JSON Schema (a tool's inputSchema), one JSON value per
     /// line: what the schema admits (or, with --invalid, values breaking one constraint each).
@@ -177,6 +223,15 @@ struct ReplayArgs {
     timeout_ms: u64,
 }
 
+/// `mcp-chaos scenario --help`'s closing section: the format, examples, then the exit codes
+/// ([`exit::SCENARIO`]) and what an interruption writes.
+fn scenario_after_help() -> String {
+    let (head, tail) = SCENARIO_HELP
+        .split_once("On SIGINT")
+        .unwrap_or((SCENARIO_HELP, ""));
+    format!("{head}{}On SIGINT{tail}", exit::section(exit::SCENARIO))
+}
+
 const SCENARIO_HELP: &str = "\
 Scenario files are TOML; see scenarios/README.md, and `--schema` for the JSON Schema of the
 format (editors validate with it). A minimal one:
@@ -196,12 +251,6 @@ Examples:
   mcp-chaos scenario scenarios/ --shard 1/2 --junit out/junit.xml --sarif out/results.sarif
   mcp-chaos scenario scenarios/fixture --update-baseline --baseline scenarios/baseline.toml
 
-Exit codes:
-  0    every scenario passed
-  1    a scenario failed (a new finding, or an expectation that did not hold)
-  2    a scenario could not be run (its server did not start); the others still ran
-  3    usage error, or a malformed scenario or baseline file (nothing ran)
-  4    a report could not be written
 On SIGINT or SIGTERM the reports asked for are written with the scenarios finished so far
 (\"interrupted\": true, the others listed in \"unfinished\"; the baseline is not updated),
 every server's process tree is killed, and the exit code is 1 if a finished scenario
