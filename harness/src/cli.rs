@@ -808,34 +808,25 @@ pub const DEMO_FLAWS: &[Flaw] = &[
 
 fn server_spec(args: &RunArgs) -> Result<ServerSpec, Box<dyn std::error::Error>> {
     let common = &args.common;
+    let options = crate::run::ProcessOptions {
+        no_egress: common.no_egress,
+        env: common.env.clone(),
+        clean_env: common.clean_env,
+        cwd: common.cwd.clone(),
+        max_frame_bytes: common.max_frame_bytes,
+    };
     let process = |line: &str| -> Result<StdioConfig, crate::transport::StartError> {
-        let mut c = StdioConfig::from_command_line(line)?;
-        if common.no_egress {
-            c.env.extend(crate::run::no_egress_env());
-        }
-        c.env.extend(common.env.iter().cloned());
-        c.clean_env = common.clean_env;
-        c.cwd.clone_from(&common.cwd);
-        c.max_frame_bytes = common.max_frame_bytes;
-        Ok(c)
+        Ok(options.apply(StdioConfig::from_command_line(line)?))
     };
     match (&args.stdio, &args.http) {
         (Some(line), _) => Ok(ServerSpec::Stdio(process(line)?)),
         (None, Some(url)) => {
-            let parsed =
-                reqwest::Url::parse(url).map_err(|e| crate::transport::StartError::BadUrl {
+            crate::transport::http::loopback_url(url, args.allow_remote).map_err(|reason| {
+                crate::transport::StartError::BadUrl {
                     url: url.clone(),
-                    reason: e.to_string(),
-                })?;
-            let host = parsed.host_str().unwrap_or_default();
-            if !args.allow_remote && !crate::transport::http::is_loopback_host(host) {
-                return Err(Box::new(crate::transport::StartError::BadUrl {
-                    url: url.clone(),
-                    reason: format!(
-                        "{host} is not loopback; mcp-chaos talks to 127.0.0.1, ::1 and localhost unless --allow-remote is given"
-                    ),
-                }));
-            }
+                    reason,
+                }
+            })?;
             let mut c = crate::transport::HttpConfig::new(url.clone());
             c.start = args.start.as_deref().map(process).transpose()?;
             c.start_timeout = Duration::from_millis(args.start_timeout_ms);

@@ -60,6 +60,38 @@ pub fn no_egress_env() -> Vec<(String, String)> {
     env
 }
 
+/// What the command line (`--env`, `--no-egress`, `--clean-env`, `--cwd`,
+/// `--max-frame-bytes`) and a scenario's `[server]` table both say about a process they
+/// start (the server, or an HTTP server's start command): applied in one place, in one order.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessOptions {
+    /// Add the proxy variables of [`no_egress_env`] first (so that `env` may override one).
+    pub no_egress: bool,
+    /// Variables added to the environment, in order, as `(name, value)`.
+    pub env: Vec<(String, String)>,
+    /// Start from an empty environment, keeping only the variables the transport keeps
+    /// ([`crate::transport::stdio::KEPT_ENV`]), plus `env`.
+    pub clean_env: bool,
+    /// The working directory (default: mcp-chaos's own).
+    pub cwd: Option<std::path::PathBuf>,
+    /// Largest frame accepted from the server, in bytes.
+    pub max_frame_bytes: usize,
+}
+
+impl ProcessOptions {
+    /// `process` with these options applied (its program and arguments untouched).
+    pub fn apply(&self, mut process: StdioConfig) -> StdioConfig {
+        if self.no_egress {
+            process.env.extend(no_egress_env());
+        }
+        process.env.extend(self.env.iter().cloned());
+        process.clean_env = self.clean_env;
+        process.cwd.clone_from(&self.cwd);
+        process.max_frame_bytes = self.max_frame_bytes;
+        process
+    }
+}
+
 /// How to reach the server under test.
 #[derive(Debug, Clone)]
 pub enum ServerSpec {

@@ -374,40 +374,36 @@ fn config(scenario: &Scenario, subst: &Subst, options: &SuiteOptions) -> Result<
     let max_frame = s
         .max_frame_bytes
         .unwrap_or(crate::transport::DEFAULT_MAX_FRAME_BYTES);
+    let process_options = crate::run::ProcessOptions {
+        // Under a forward proxy the proxy variables are the proxy's own.
+        no_egress: s.no_egress && !upstream.proxy,
+        env: s
+            .env
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), subst.apply(v)?)))
+            .collect::<Result<_, String>>()?,
+        clean_env: s.clean_env,
+        cwd: s
+            .cwd
+            .as_deref()
+            .map(|d| subst.apply(d))
+            .transpose()?
+            .map(PathBuf::from),
+        max_frame_bytes: max_frame,
+    };
     let process = |words: &[String]| -> Result<StdioConfig, String> {
         let words = subst.all(words)?;
         let Some((program, args)) = words.split_first() else {
             return Err("[server]: an empty command".into());
         };
-        let mut c = StdioConfig::new(program.clone(), args.to_vec());
-        if s.no_egress && !upstream.proxy {
-            c.env.extend(crate::run::no_egress_env());
-        }
-        for (k, v) in &s.env {
-            c.env.push((k.clone(), subst.apply(v)?));
-        }
-        c.clean_env = s.clean_env;
-        c.cwd = s
-            .cwd
-            .as_deref()
-            .map(|d| subst.apply(d))
-            .transpose()?
-            .map(PathBuf::from);
-        c.max_frame_bytes = max_frame;
-        Ok(c)
+        Ok(process_options.apply(StdioConfig::new(program.clone(), args.to_vec())))
     };
     let server = match (&s.stdio, &s.http) {
         (Some(words), _) => ServerSpec::Stdio(process(words)?),
         (None, Some(url)) => {
             let url = subst.apply(url)?;
-            let parsed =
-                reqwest::Url::parse(&url).map_err(|e| format!("[server] http {url:?}: {e}"))?;
-            let host = parsed.host_str().unwrap_or_default();
-            if !crate::transport::http::is_loopback_host(host) {
-                return Err(format!(
-                    "[server] http {url:?}: {host} is not loopback; scenarios talk to 127.0.0.1, ::1 and localhost only"
-                ));
-            }
+            crate::transport::http::loopback_url(&url, false)
+                .map_err(|e| format!("[server] http {url:?}: {e}"))?;
             let mut c = HttpConfig::new(url);
             c.start = s.start.as_deref().map(process).transpose()?;
             if let Some(ms) = s.start_timeout_ms {

@@ -110,25 +110,34 @@ fn body_json(body: &[u8]) -> Option<Value> {
     }
 }
 
+/// `url` parsed, if mcp-chaos may talk to it: its host is loopback (`localhost`,
+/// 127.0.0.0/8, `::1`) unless `allow_remote` (`--allow-remote`). The one place this rule
+/// lives: the command line, scenario files and the transport all ask it. Errors: why not,
+/// as a sentence (the URL does not parse; the host is not loopback).
+pub fn loopback_url(url: &str, allow_remote: bool) -> Result<reqwest::Url, String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| e.to_string())?;
+    let host = parsed.host_str().unwrap_or_default();
+    if !allow_remote && !is_loopback_host(host) {
+        return Err(format!(
+            "{host} is not a loopback address; mcp-chaos only talks to 127.0.0.1, ::1 and localhost (on the command line, --allow-remote lifts this)"
+        ));
+    }
+    Ok(parsed)
+}
+
 impl HttpTransport {
     /// Starts the server (if `config.start`) and waits for its port, then returns a transport
     /// ready to POST. Errors: a URL that does not parse or is not loopback (unless
     /// `allow_remote`), a start command that fails, exits, or does not open its port within
     /// `start_timeout`.
     pub async fn connect(config: HttpConfig) -> Result<HttpTransport, StartError> {
-        let url = reqwest::Url::parse(&config.url).map_err(|e| StartError::BadUrl {
-            url: config.url.clone(),
-            reason: e.to_string(),
+        let url = loopback_url(&config.url, config.allow_remote).map_err(|reason| {
+            StartError::BadUrl {
+                url: config.url.clone(),
+                reason,
+            }
         })?;
         let host = url.host_str().unwrap_or_default().to_owned();
-        if !config.allow_remote && !is_loopback_host(&host) {
-            return Err(StartError::BadUrl {
-                url: config.url.clone(),
-                reason: format!(
-                    "{host} is not a loopback address; mcp-chaos only talks to 127.0.0.1, ::1 and localhost unless --allow-remote is given"
-                ),
-            });
-        }
         let port = url.port_or_known_default().unwrap_or(80);
         let (tx, events) = mpsc::channel(1024);
         let process = match &config.start {
