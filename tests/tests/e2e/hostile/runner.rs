@@ -649,7 +649,12 @@ fn the_harness_probes_see_what_they_look_for() {
     child.wait().expect("sleep is reaped");
     assert!(marked_processes(&marker).is_empty());
 
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a listener");
+    // A port below the ephemeral range (32768 on): the tests running beside this one bind
+    // port 0, so none of them can take this port between the drop and the second look.
+    let listener = (0..2000u16)
+        .map(|i| 20_000 + (u16::try_from(std::process::id() % 5000).unwrap_or(0) + i) % 10_000)
+        .find_map(|port| std::net::TcpListener::bind(("127.0.0.1", port)).ok())
+        .expect("a listener below the ephemeral range");
     let port = listener.local_addr().expect("its address").port();
     assert!(listens(port));
     drop(listener);
