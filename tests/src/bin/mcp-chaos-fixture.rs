@@ -3,48 +3,42 @@
 //! loopback address such as `127.0.0.1:0`; it prints `listening on http://IP:PORT/mcp` to
 //! stderr once bound). See `mcp_chaos::fixture`. With no flaw it is a correct server.
 
+use clap::Parser;
 use mcp_chaos::fixture::{self, Flaw};
 
-const USAGE: &str = "usage: mcp-chaos-fixture [--flaw NAME]... [--http ADDR]";
+/// The bundled fixture MCP server: correct by default, with flaws planted on request.
+#[derive(Debug, Parser)]
+#[command(name = "mcp-chaos-fixture", max_term_width = 100)]
+struct Args {
+    /// A flaw to plant (repeatable); `mcp-chaos explain` lists the invariant each one breaks.
+    #[arg(long = "flaw", value_name = "NAME", value_parser = parse_flaw)]
+    flaws: Vec<Flaw>,
+    /// Serve Streamable HTTP at http://ADDR/mcp (a loopback address such as 127.0.0.1:0)
+    /// instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+}
+
+fn parse_flaw(name: &str) -> Result<Flaw, String> {
+    name.parse::<Flaw>().map_err(|e| e.to_string())
+}
 
 fn main() {
-    let mut flaws = Vec::new();
-    let mut http = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        if let Some(addr) = arg.strip_prefix("--http=") {
-            http = Some(addr.to_owned());
-            continue;
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) if e.use_stderr() => {
+            let _ = e.print();
+            std::process::exit(3);
         }
-        if arg == "--http" {
-            match args.next() {
-                Some(addr) => http = Some(addr),
-                None => {
-                    eprintln!("{USAGE}");
-                    std::process::exit(3);
-                }
-            }
-            continue;
+        Err(e) => {
+            // --help, --version.
+            let _ = e.print();
+            std::process::exit(0);
         }
-        let name = match arg.strip_prefix("--flaw=") {
-            Some(name) => name.to_owned(),
-            None if arg == "--flaw" => args.next().unwrap_or_default(),
-            None => {
-                eprintln!("{USAGE}");
-                std::process::exit(3);
-            }
-        };
-        match name.parse::<Flaw>() {
-            Ok(flaw) => flaws.push(flaw),
-            Err(e) => {
-                eprintln!("mcp-chaos-fixture: {e}");
-                std::process::exit(3);
-            }
-        }
-    }
-    let code = match http {
-        Some(addr) => fixture::serve_http(&flaws, &addr),
-        None => fixture::serve_stdio(&flaws),
+    };
+    let code = match args.http {
+        Some(addr) => fixture::serve_http(&args.flaws, &addr),
+        None => fixture::serve_stdio(&args.flaws),
     };
     std::process::exit(code);
 }
