@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The step script of the mcp-chaos GitHub Action (action.yml at the repository root). Each step
 # of the action is one call: `run.sh key`, `run.sh install`, `run.sh run`, `run.sh finish`. The
-# e2e test tests/tests/e2e/action.rs runs these very steps, as action.yml writes them, against
+# e2e test crates/mcp-chaos-tests/tests/e2e/action.rs runs these very steps, as action.yml writes them, against
 # the fixture server, so the action cannot drift from what CI checks.
 #
 # It reads the action's inputs from the environment action.yml sets (INPUT_*), never from
@@ -42,7 +42,7 @@ cache_key() {
     local hash
     hash="$(
         cd "$root" &&
-            find Cargo.toml Cargo.lock harness fault-injectors -type f \
+            find Cargo.toml Cargo.lock crates -type f -not -path "crates/mcp-chaos-tests/*" \
                 \( -name '*.rs' -o -name 'Cargo.toml' -o -name 'Cargo.lock' -o -name '*.toml' -o -name '*.json' \) \
                 -not -path '*/target/*' -print0 |
             LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-20
@@ -63,7 +63,7 @@ install() {
         else
             command -v cargo >/dev/null 2>&1 ||
                 die "building mcp-chaos needs a Rust toolchain (e.g. dtolnay/rust-toolchain@stable before this action), or give the mcp-chaos input"
-            cargo install --locked --path "$root/harness" --root "$dest"
+            cargo install --locked --path "$root/crates/mcp-chaos" --root "$dest"
         fi
     fi
     bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"

@@ -9,17 +9,14 @@
 //! and a PASSED summary; a run whose server cannot start (exit 2) writes all four, as an
 //! error.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use mcp_chaos_tests::{fixture_command, mcp_chaos};
 use serde_json::Value;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ lives in the repository")
-        .to_path_buf()
+    mcp_chaos_tests::repo_root()
 }
 
 struct Written {
@@ -71,8 +68,10 @@ fn write_reports(args: &[&str]) -> Written {
 
 fn assert_valid_sarif(sarif: &Value) {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo().join("tests/data/sarif/sarif-schema-2.1.0.json"))
-            .expect("the SARIF schema"),
+        &std::fs::read_to_string(
+            repo().join("crates/mcp-chaos-tests/data/sarif/sarif-schema-2.1.0.json"),
+        )
+        .expect("the SARIF schema"),
     )
     .expect("JSON");
     let mut schemas = boon::Schemas::new();

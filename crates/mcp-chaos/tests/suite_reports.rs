@@ -4,7 +4,7 @@
 //! out (exit code 2).
 //!
 //! Each output is read back by something independent of the code that wrote it: the SARIF by
-//! the OASIS SARIF 2.1.0 JSON schema (`tests/data/sarif/`, validated offline with
+//! the OASIS SARIF 2.1.0 JSON schema (`crates/mcp-chaos-tests/data/sarif/`, validated offline with
 //! `jsonschema`), the JUnit XML by the `junit-parser` crate (structure, counts, attributes) and
 //! by `quick-xml` for the text of `<failure>` and `<error>` elements: junit-parser 1.7 drops
 //! the entity references (`&quot;`, `&lt;`) in element text, which quick-xml 0.41+ reports as
@@ -227,8 +227,8 @@ fn suite() -> SuiteReport {
 // --- SARIF ---------------------------------------------------------------------------------
 
 fn sarif_validator() -> jsonschema::Validator {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/sarif/sarif-schema-2.1.0.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp-chaos-tests/data/sarif/sarif-schema-2.1.0.json");
     let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("read the SARIF schema"))
             .expect("the SARIF schema is JSON");

@@ -218,7 +218,7 @@ fn proptest_finds_and_shrinks_a_planted_crash() {
     assert_eq!(minimal, serde_json::json!({"text": "\u{0}"}));
 }
 
-/// The example under harness/examples runs against the fixture and exits 0.
+/// The example under crates/mcp-chaos/examples runs against the fixture and exits 0.
 #[test]
 fn example_check_server_runs_clean_on_the_fixture() {
     let example = workspace_bin("mcp-chaos", "mcp-chaos")

@@ -1,6 +1,6 @@
 //! Corpus test of the schema-driven generators.
 //!
-//! For every schema in `tests/data/schemas/` (real `tools/list` input schemas and the
+//! For every schema in `crates/mcp-chaos-tests/data/schemas/` (real `tools/list` input schemas and the
 //! hand-written `hard__*` cases):
 //! - 1 000 generated "valid" values (or `PROPTEST_CASES`) are all accepted by an
 //!   independently compiled validator, and none names a non-loopback host;
@@ -19,7 +19,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
 
 fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/schemas")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-chaos-tests/data/schemas")
 }
 
 fn load_corpus() -> Vec<(String, Value)> {

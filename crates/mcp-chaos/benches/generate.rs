@@ -1,4 +1,4 @@
-//! Benchmarks of the schema-driven generators over the corpus in `tests/data/schemas/`.
+//! Benchmarks of the schema-driven generators over the corpus in `crates/mcp-chaos-tests/data/schemas/`.
 //!
 //! Each `valid` iteration draws one value from every schema of a class (through the full
 //! pipeline: strategy, shrinkable value tree, validator check, loopback check), so divan's
@@ -24,7 +24,8 @@ fn main() {
 
 /// `(class, file stem, schema)` for every corpus schema.
 static CORPUS: LazyLock<Vec<(String, String, Value)>> = LazyLock::new(|| {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/schemas");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp-chaos-tests/data/schemas");
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();

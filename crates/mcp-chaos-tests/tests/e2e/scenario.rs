@@ -15,10 +15,7 @@ use serde_json::Value;
 
 /// The repository root.
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ lives in the repository")
-        .to_path_buf()
+    mcp_chaos_tests::repo_root()
 }
 
 /// One `mcp-chaos scenario` invocation.
@@ -525,8 +522,10 @@ fn the_sarif_of_a_run_validates_against_sarif_2_1_0() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let sarif = run.sarif.expect("a SARIF report");
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo().join("tests/data/sarif/sarif-schema-2.1.0.json"))
-            .expect("the SARIF schema"),
+        &std::fs::read_to_string(
+            repo().join("crates/mcp-chaos-tests/data/sarif/sarif-schema-2.1.0.json"),
+        )
+        .expect("the SARIF schema"),
     )
     .expect("JSON");
     let mut schemas = boon::Schemas::new();

@@ -37,6 +37,11 @@ pub fn workspace_bin(name: &str, package: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// The repository's root folder (this crate lives in `crates/mcp-chaos-tests/`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 /// The `mcp-chaos` binary.
 pub fn mcp_chaos() -> PathBuf {
     workspace_bin("mcp-chaos", "mcp-chaos")
@@ -142,9 +147,7 @@ impl Schema {
             Schema::Report => "report.schema.json",
             Schema::SuiteReport => "suite-report.schema.json",
         };
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../schemas")
-            .join(name)
+        repo_root().join("schemas").join(name)
     }
 
     /// The schema generated from mcp-chaos's report types.

@@ -318,16 +318,13 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
 }
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the workspace")
-        .to_path_buf()
+    mcp_chaos_tests::repo_root().join("crates")
 }
 
 /// No loop of imports between the modules of the harness or of the fault injectors.
 #[test]
 fn no_module_imports_itself_through_others() {
-    for krate in ["harness", "fault-injectors"] {
+    for krate in ["mcp-chaos", "mcp-chaos-faults"] {
         let c = Crate::read(&workspace().join(krate).join("src"));
         let graph = c.imports();
         assert!(
@@ -348,7 +345,7 @@ fn no_module_imports_itself_through_others() {
 /// (scheduler -> session, a reporter -> scenario::outcome, server -> no connect tunnel).
 #[test]
 fn the_import_reader_reads_real_imports_and_sees_a_loop() {
-    let c = Crate::read(&workspace().join("harness").join("src"));
+    let c = Crate::read(&workspace().join("mcp-chaos").join("src"));
     let graph = c.imports();
     let of = |m: &str| graph.get(m).cloned().unwrap_or_default();
     assert!(
@@ -366,7 +363,7 @@ fn the_import_reader_reads_real_imports_and_sees_a_loop() {
         "{:?}",
         of("oracle::wire_answer")
     );
-    let faults = Crate::read(&workspace().join("fault-injectors").join("src")).imports();
+    let faults = Crate::read(&workspace().join("mcp-chaos-faults").join("src")).imports();
     assert!(
         faults["connect"].contains("server"),
         "{:?}",
@@ -392,7 +389,7 @@ fn the_import_reader_reads_real_imports_and_sees_a_loop() {
 /// `scenario::outcome`); the oracle imports no transport module (it judges data).
 #[test]
 fn the_layers_hold() {
-    let graph = Crate::read(&workspace().join("harness").join("src")).imports();
+    let graph = Crate::read(&workspace().join("mcp-chaos").join("src")).imports();
     let engine = [
         "session",
         "transport",

@@ -232,14 +232,7 @@ impl Outcome {
 
 /// The folder of the hostile servers: `hostile/` of the tests crate.
 pub fn hostile_dir() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let here = manifest.join("hostile");
-    if here.is_dir() {
-        return here;
-    }
-    // Until issue 15's restructure moves tests/ to crates/mcp-chaos-tests/.
-    let there = manifest.join("../crates/mcp-chaos-tests/hostile");
-    fs::canonicalize(&there).unwrap_or(there)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("hostile")
 }
 
 /// `word` quoted for mcp-chaos's shell-like splitting of `--stdio` and `--start`.

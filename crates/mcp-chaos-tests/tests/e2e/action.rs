@@ -25,10 +25,7 @@ use serde_json::Value;
 use mcp_chaos_tests::{fixture, fixture_command, mcp_chaos};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ lives in the repository")
-        .to_path_buf()
+    mcp_chaos_tests::repo_root()
 }
 
 /// action.yml, read as YAML.
@@ -406,8 +403,10 @@ impl ActionRun {
 
 fn assert_valid_sarif(sarif: &Value) {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo().join("tests/data/sarif/sarif-schema-2.1.0.json"))
-            .expect("the SARIF schema"),
+        &std::fs::read_to_string(
+            repo().join("crates/mcp-chaos-tests/data/sarif/sarif-schema-2.1.0.json"),
+        )
+        .expect("the SARIF schema"),
     )
     .expect("JSON");
     let mut schemas = boon::Schemas::new();
