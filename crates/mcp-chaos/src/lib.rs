@@ -23,24 +23,21 @@
 //! - [`fuzz`]: `Arbitrary` MCP messages and the answers a server owes them
 //!   ([`wire::answer`]), for cargo-fuzz targets and the campaign's wire phase.
 
+pub use mcp_chaos_model::finding;
+pub use mcp_chaos_proto::{observed, protocol, schema, sse, wire};
+
 pub mod auth;
 pub mod cli;
-pub mod finding;
 pub mod fixture;
 pub mod fuzz;
 pub mod generate;
 pub mod harness;
 pub mod interrupt;
-pub mod observed;
 pub mod oracle;
-pub mod protocol;
 pub mod report;
 pub mod run;
 pub mod scenario;
-pub mod schema;
 pub mod session;
-pub mod sse;
 pub mod transport;
-pub mod wire;
 
 pub use harness::{Harness, Tool, strategies};

@@ -1,6 +1,6 @@
 //! What mcp-chaos observed of a server, as plain data: a frame it wrote, what grew past the
 //! frame limit, how its process ended and how a shutdown went, what one HTTP
-//! request/response looked like. The transports (`crate::transport`) produce these, the
+//! request/response looked like. The engine's transports (`mcp_chaos::transport`) produce these, the
 //! session records them in exchanges, and the oracle judges them; no I/O here, so the oracle
 //! needs no transport module (the transports re-export them under their old paths).
 
@@ -46,7 +46,7 @@ impl Frame {
     }
 }
 
-/// What grew past `--max-frame-bytes` ([`crate::transport::TransportEvent::Oversize`]).
+/// What grew past `--max-frame-bytes` (the engine's `mcp_chaos::transport::TransportEvent::Oversize`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Oversized {
     /// A stdout line (stdio), newline-terminated or not.
@@ -108,7 +108,7 @@ pub enum ShutdownOutcome {
 /// What one HTTP request/response looked like.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpInfo {
-    /// Which send it was (see [`crate::transport::http::SendReceipt::post`]).
+    /// Which send it was (see the engine's `mcp_chaos::transport::http::SendReceipt::post`).
     pub post: u64,
     /// The HTTP method.
     pub method: String,

@@ -502,7 +502,7 @@ impl Finding {
     pub fn new(
         invariant: &Invariant,
         severity: Severity,
-        version: crate::protocol::ProtocolVersion,
+        version: mcp_chaos_proto::protocol::ProtocolVersion,
         message: impl Into<String>,
     ) -> Finding {
         let spec = if invariant.spec_page.starts_with("http") {
@@ -553,7 +553,7 @@ impl Finding {
     pub fn with_spec_page(mut self, page: &str) -> Finding {
         if let Ok(v) = self
             .protocol_version
-            .parse::<crate::protocol::ProtocolVersion>()
+            .parse::<mcp_chaos_proto::protocol::ProtocolVersion>()
         {
             self.spec = v.spec(page);
         }

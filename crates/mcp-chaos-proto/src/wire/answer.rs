@@ -174,7 +174,7 @@ impl Expected {
     }
 
     /// [`Expected::check`] of frames already read: each frame's bytes with what
-    /// [`wire::parse`] made of them (a received [`crate::transport::Frame`]'s `raw` and
+    /// [`wire::parse`] made of them (a received [`crate::observed::Frame`]'s `raw` and
     /// `message`), so that a large answer (a `tools/list` of thousands of tools) is not
     /// parsed again.
     pub fn check_read<'a>(
@@ -384,7 +384,7 @@ impl fmt::Display for Expected {
 impl Expected {
     /// Whether this is a choice of readings one of which is owed nothing (a batch element
     /// that is a notification or an invalid request, see `invalid`).
-    pub(crate) fn may_go_unanswered(&self) -> bool {
+    pub fn may_go_unanswered(&self) -> bool {
         matches!(self, Expected::AnyOf(_)) && self.accepts_nothing()
     }
 
@@ -396,7 +396,7 @@ impl Expected {
     /// Whether answering nothing is a violation rather than a warning: the frame is a valid
     /// request under every reading (dropping a frame the server cannot read, or a batch where
     /// batches are undefined, is a warning, as for the malformed-JSON and batch probes).
-    pub(crate) fn drop_is_violation(&self) -> bool {
+    pub fn drop_is_violation(&self) -> bool {
         match self {
             Expected::Response(_) | Expected::MaybeResponse(_) => true,
             Expected::Batch {
@@ -409,7 +409,7 @@ impl Expected {
     }
 
     /// Whether the frame is owed nothing at all (a notification, a response, a batch of them).
-    pub(crate) fn owes_nothing(&self) -> bool {
+    pub fn owes_nothing(&self) -> bool {
         match self {
             Expected::Nothing => true,
             Expected::Batch { items, .. } => items.iter().all(|i| matches!(i, Expected::Nothing)),
