@@ -37,7 +37,7 @@ bash "$REPO/ci/install-real-servers.sh" >/dev/null
 
 if [[ -z "${MCP_CHAOS_BIN:-}" ]]; then
   log "building mcp-chaos"
-  (cd "$REPO" && cargo build --quiet -p mcp-chaos --bin mcp-chaos)
+  (cd "$REPO" && cargo build --quiet -p mcp-chaos-cli --bin mcp-chaos)
   MCP_CHAOS_BIN="${CARGO_TARGET_DIR:-$REPO/target}/debug/mcp-chaos"
 fi
 

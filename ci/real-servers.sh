@@ -10,7 +10,7 @@
 # Usage: ci/real-servers.sh
 #   MCP_CHAOS_REAL_LIMIT_S  seconds allowed per server (default 150)
 #   MCP_CHAOS_REAL_DIR  where the servers are installed (default <repo>/target/real-servers)
-#   MCP_CHAOS_BIN       the mcp-chaos binary (default: built with `cargo build -p mcp-chaos`)
+#   MCP_CHAOS_BIN       the mcp-chaos binary (default: built with `cargo build -p mcp-chaos-cli`)
 #   MCP_CHAOS_REPORTS   where the JSON reports go (default <repo>/target/real-servers/reports)
 #
 # Everything stays on loopback: servers run with --clean-env --no-egress, and
@@ -27,7 +27,7 @@ log() { printf '[real-servers] %s\n' "$*" >&2; }
 bash "$REPO/ci/install-real-servers.sh" >/dev/null
 
 if [[ -z "${MCP_CHAOS_BIN:-}" ]]; then
-  (cd "$REPO" && cargo build --quiet -p mcp-chaos --bin mcp-chaos)
+  (cd "$REPO" && cargo build --quiet -p mcp-chaos-cli --bin mcp-chaos)
   MCP_CHAOS_BIN="$REPO/target/debug/mcp-chaos"
 fi
 mkdir -p "$REPORTS"

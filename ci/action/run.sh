@@ -63,7 +63,7 @@ install() {
         else
             command -v cargo >/dev/null 2>&1 ||
                 die "building mcp-chaos needs a Rust toolchain (e.g. dtolnay/rust-toolchain@stable before this action), or give the mcp-chaos input"
-            cargo install --locked --path "$root/crates/mcp-chaos" --root "$dest"
+            cargo install --locked --path "$root/crates/mcp-chaos-cli" --root "$dest"
         fi
     fi
     bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"

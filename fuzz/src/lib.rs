@@ -7,7 +7,7 @@
 use std::sync::OnceLock;
 
 use arbitrary::Arbitrary;
-use mcp_chaos::fixture::{Action, FetchOutcome, Fixture, Flaw};
+use mcp_chaos_fixture::{Action, FetchOutcome, Fixture, Flaw};
 use mcp_chaos::fuzz::{Expected, Request};
 use mcp_chaos::generate::{Case, GenOptions, Generator, KNOWN_FORMATS};
 use mcp_chaos::protocol::ProtocolVersion;

@@ -615,6 +615,10 @@ impl Fault {
 
     /// Parses a comma-separated list of specifications, e.g. `"not-found,hang,delay=500"`.
     /// Empty items are ignored.
+    ///
+    /// # Errors
+    /// [`Error::InvalidFault`] for the first item that does not parse (an unknown name or a
+    /// bad parameter).
     pub fn parse_list(list: &str) -> Result<Vec<Fault>, Error> {
         list.split(',')
             .map(str::trim)

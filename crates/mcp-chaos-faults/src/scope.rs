@@ -315,7 +315,7 @@ impl ScopedFault {
         &self.fault
     }
 
-    /// The requests it hits.
+    /// The upstream requests the fault hits (an optional path, and which requests fail).
     pub fn scope(&self) -> &Scope {
         &self.scope
     }

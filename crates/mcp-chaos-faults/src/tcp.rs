@@ -311,7 +311,8 @@ impl TcpProxy {
         self.state.upstream
     }
 
-    /// The jitter seed.
+    /// The seed of the latency-jitter generator: the one given to the builder's `seed`, or the
+    /// fresh one drawn for this proxy. Reuse it to replay the same jitter.
     pub fn seed(&self) -> u64 {
         self.state.seed
     }

@@ -92,7 +92,8 @@ impl std::fmt::Display for ExitKind {
     }
 }
 
-/// How a shutdown went.
+/// How a stdio server's shutdown went: its stdin is closed, then it gets SIGTERM, then
+/// SIGKILL, each step only if it has not exited after a grace period.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShutdownOutcome {
     /// The server had already exited before shutdown began.
@@ -110,7 +111,7 @@ pub enum ShutdownOutcome {
 pub struct HttpInfo {
     /// Which send it was (see the engine's `mcp_chaos::transport::http::SendReceipt::post`).
     pub post: u64,
-    /// The HTTP method.
+    /// The HTTP method, e.g. `POST`, `GET` or `DELETE`.
     pub method: String,
     /// The status, or `None` when no response arrived (connection refused or reset, or the
     /// request was abandoned).

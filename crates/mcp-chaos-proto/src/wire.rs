@@ -25,11 +25,11 @@ use serde_json::{Map, Number, Value};
 pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC 2.0 invalid request: the JSON is not a valid request object.
 pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC 2.0 method not found.
+/// JSON-RPC 2.0 method not found (§5.1): the method does not exist or is not available.
 pub const METHOD_NOT_FOUND: i64 = -32601;
-/// JSON-RPC 2.0 invalid params.
+/// JSON-RPC 2.0 invalid params (§5.1): the method's parameters are invalid.
 pub const INVALID_PARAMS: i64 = -32602;
-/// JSON-RPC 2.0 internal error.
+/// JSON-RPC 2.0 internal error (§5.1): the server failed internally.
 pub const INTERNAL_ERROR: i64 = -32603;
 
 /// The kind of a JSON value, used to say what was found where something else was expected.
@@ -202,7 +202,7 @@ pub enum WireError {
         line: usize,
         /// 1-based column of the error.
         column: usize,
-        /// The parser's description.
+        /// `serde_json`'s error message, without its position (e.g. `EOF while parsing a value`).
         reason: String,
     },
     /// Valid JSON nested deeper than mcp-chaos reads ([`MAX_DEPTH`] arrays and objects). The
@@ -432,11 +432,11 @@ pub struct Request {
 }
 
 impl Request {
-    /// The request id.
+    /// The request id: a string or an integer, as written.
     pub fn id(&self) -> &RequestId {
         &self.id
     }
-    /// The method name.
+    /// The `method` member, e.g. `tools/call`.
     pub fn method(&self) -> &str {
         self.raw
             .get("method")
@@ -447,7 +447,7 @@ impl Request {
     pub fn params(&self) -> Option<&Value> {
         self.raw.get("params")
     }
-    /// The raw JSON object.
+    /// The whole JSON object as received, unknown members included.
     pub fn raw(&self) -> &Value {
         &self.raw
     }
@@ -460,7 +460,7 @@ pub struct Notification {
 }
 
 impl Notification {
-    /// The method name.
+    /// The `method` member, e.g. `notifications/initialized`.
     pub fn method(&self) -> &str {
         self.raw
             .get("method")
@@ -471,7 +471,7 @@ impl Notification {
     pub fn params(&self) -> Option<&Value> {
         self.raw.get("params")
     }
-    /// The raw JSON object.
+    /// The whole JSON object as received, unknown members included.
     pub fn raw(&self) -> &Value {
         &self.raw
     }
@@ -515,7 +515,7 @@ impl Response {
             data: error.get("data"),
         })
     }
-    /// The raw JSON object.
+    /// The whole JSON object as received, unknown members included.
     pub fn raw(&self) -> &Value {
         &self.raw
     }
@@ -524,11 +524,11 @@ impl Response {
 /// A view of a JSON-RPC error object (JSON-RPC 2.0 §5.1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ErrorObject<'a> {
-    /// The integer error code.
+    /// The `code` member, e.g. `-32601` ([`METHOD_NOT_FOUND`]).
     pub code: i64,
-    /// The message.
+    /// The `message` member.
     pub message: &'a str,
-    /// The optional `data` member.
+    /// The `data` member, if present (any JSON value).
     pub data: Option<&'a Value>,
 }
 
@@ -537,7 +537,7 @@ pub struct ErrorObject<'a> {
 pub enum BatchItem {
     /// A valid message.
     Valid(Message),
-    /// An invalid element.
+    /// An element that is not a valid message (a nested array is one).
     Invalid {
         /// What is wrong with it.
         error: WireError,
@@ -569,7 +569,7 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// The elements in order.
+    /// The elements in the order sent (at least one).
     pub fn items(&self) -> &[BatchItem] {
         &self.items
     }
@@ -820,6 +820,10 @@ fn json_reason(e: &serde_json::Error) -> String {
 }
 
 /// Classifies an already-parsed JSON value as a message. Total, like [`parse`].
+///
+/// # Errors
+/// The [`WireError`] of the first rule the value breaks (not an object or array, an empty
+/// batch, a bad `jsonrpc`, `id`, `method`, `params` or `error` member, ...).
 pub fn classify(value: Value) -> Result<Message, WireError> {
     match value {
         Value::Object(map) => classify_object(map),

@@ -44,12 +44,12 @@ pub fn repo_root() -> PathBuf {
 
 /// The `mcp-chaos` binary.
 pub fn mcp_chaos() -> PathBuf {
-    workspace_bin("mcp-chaos", "mcp-chaos")
+    workspace_bin("mcp-chaos", "mcp-chaos-cli")
 }
 
 /// The fixture server binary.
 pub fn fixture() -> PathBuf {
-    workspace_bin("mcp-chaos-fixture", "mcp-chaos-tests")
+    workspace_bin("mcp-chaos-fixture", "mcp-chaos-fixture")
 }
 
 /// The fixture's command line with `flaws` planted.

@@ -6,6 +6,8 @@
 //!   judged), and the ratio;
 //! - `default_campaign`: the wall time of a default campaign (every phase) on the fixture.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use mcp_chaos::protocol::ProtocolVersion;
@@ -14,6 +16,7 @@ use mcp_chaos::transport::StdioConfig;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 fn main() {
+    common::serve_if_asked();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -39,7 +42,7 @@ fn main() {
 }
 
 fn fixture() -> StdioConfig {
-    StdioConfig::new(env!("CARGO_BIN_EXE_mcp-chaos"), vec!["fixture".into()])
+    common::fixture("stdio")
 }
 
 /// A config for the fixture under 2025-11-25 with only the phases `generated` asks for.
@@ -85,8 +88,8 @@ async fn generated_only(k: usize, cases: usize) -> (u64, f64, (u64, u64)) {
 
 /// A bare client: initialize, then `calls` echo calls with `k` in flight; calls/s.
 async fn bare_client(k: usize, calls: usize) -> f64 {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-chaos"))
-        .arg("fixture")
+    let mut child = tokio::process::Command::new(common::program())
+        .env(common::SERVE, "stdio")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

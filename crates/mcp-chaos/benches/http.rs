@@ -21,6 +21,8 @@
 //! (SIGTERM, then SIGKILL of the group) after each benchmark, and killed if the benchmark
 //! panics.
 
+mod common;
+
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
@@ -29,21 +31,18 @@ use divan::counter::ItemsCount;
 use mcp_chaos::protocol::ProtocolVersion;
 use mcp_chaos::session::{ClientConfig, Exchange, Probe, ReceivedItem, Session};
 use mcp_chaos::transport::process::ServerProcess;
-use mcp_chaos::transport::{HttpConfig, HttpTransport, StdioConfig, Transport};
+use mcp_chaos::transport::{HttpConfig, HttpTransport, Transport};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 fn main() {
+    common::serve_if_asked();
     divan::main();
 }
 
-/// Starts `mcp-chaos fixture --http 127.0.0.1:0` and returns it with its endpoint URL.
+/// Starts the fixture over Streamable HTTP at `127.0.0.1:0` and returns it with its endpoint URL.
 async fn start_fixture() -> (ServerProcess, String) {
-    let exe = env!("CARGO_BIN_EXE_mcp-chaos");
-    let mut config = StdioConfig::new(
-        exe,
-        vec!["fixture".into(), "--http".into(), "127.0.0.1:0".into()],
-    );
+    let mut config = common::fixture("127.0.0.1:0");
     // No stdin to close: go straight to SIGTERM at the end.
     config.eof_grace = Duration::ZERO;
     // Exit events are not needed; a closed receiver just drops them.

@@ -1,6 +1,8 @@
 //! Tool calls per second over stdio against the bundled fixture server (target: at least
 //! 5 000 calls/s), one call in flight at a time: send, wait for the response, classify it.
 
+mod common;
+
 use std::cell::RefCell;
 use std::time::Duration;
 
@@ -8,10 +10,11 @@ use divan::Bencher;
 use divan::counter::ItemsCount;
 use mcp_chaos::protocol::ProtocolVersion;
 use mcp_chaos::session::{ClientConfig, Probe, Session};
-use mcp_chaos::transport::{StdioConfig, StdioTransport, Transport};
+use mcp_chaos::transport::{StdioTransport, Transport};
 use serde_json::json;
 
 fn main() {
+    common::serve_if_asked();
     divan::main();
 }
 
@@ -21,10 +24,9 @@ fn tool_call_round_trip(bencher: Bencher<'_, '_>) {
         .enable_all()
         .build()
         .expect("a runtime");
-    let exe = env!("CARGO_BIN_EXE_mcp-chaos");
     let session = runtime.block_on(async {
-        let transport = StdioTransport::spawn(StdioConfig::new(exe, vec!["fixture".into()]))
-            .expect("the fixture starts");
+        let transport =
+            StdioTransport::spawn(common::fixture("stdio")).expect("the fixture starts");
         let mut session = Session::new(
             Transport::Stdio(transport),
             ClientConfig::new(ProtocolVersion::V2025_11_25, Duration::from_secs(10)),

@@ -27,7 +27,7 @@
 //! server (compiled and run by `cargo test -p mcp-chaos --features arbitrary --doc`):
 //!
 //! ```
-//! use mcp_chaos::fixture::{Action, Fixture};
+//! use mcp_chaos_fixture::{Action, Fixture};
 //! use mcp_chaos::fuzz::Request;
 //! use mcp_chaos::fuzz::arbitrary::{Arbitrary, Unstructured};
 //!
@@ -115,7 +115,7 @@ pub enum Message {
 pub struct Call {
     /// The id (`None`: a notification).
     pub id: Option<RequestId>,
-    /// The method.
+    /// The `method` member: an MCP method of some version, or any other name.
     pub method: Method,
     /// The `params` member, if any.
     pub params: Option<Value>,
@@ -312,7 +312,7 @@ impl fmt::Display for Method {
 pub enum NearMiss {
     /// The `id` replaced (or added) with an odd one.
     OddId(OddId),
-    /// A member removed.
+    /// A top-level member (`jsonrpc`, `id`, `method` or `params`) removed.
     Missing(Member),
     /// A member given a value of another JSON type.
     WrongType(Member, WrongValue),
@@ -325,15 +325,16 @@ pub enum NearMiss {
     /// One string (the method, a string id or a string in `params`, the n-th modulo their
     /// number) replaced with one of about 2^(10 + `log2_len` % 11) bytes: 1 KiB to 1 MiB.
     HugeString {
-        /// Which string.
+        /// Which string: the n-th of the top-level object's strings (outside `jsonrpc`),
+        /// modulo their number.
         at: u8,
-        /// Its size.
+        /// The size: about 2^(10 + `log2_len` % 11) bytes (1 KiB to 1 MiB).
         log2_len: u8,
     },
     /// `params` (or, for a `tools/call`, a member of `arguments`) nested 1 + `depth` % 600
     /// levels deep: past the 128 levels `serde_json` and many parsers accept.
     DeepNesting {
-        /// How deep.
+        /// Nesting depth: 1 + `depth` % 600 levels.
         depth: u16,
         /// In objects (`{"a": ...}`) rather than arrays.
         objects: bool,
@@ -341,7 +342,8 @@ pub enum NearMiss {
     /// A byte inside a string literal (the n-th such byte) replaced with `0x80 | byte`, which
     /// makes the frame invalid UTF-8.
     InvalidUtf8 {
-        /// Which byte.
+        /// Which byte: the n-th byte inside a string literal, modulo their number (any byte of the
+        /// frame when it has no string).
         at: u16,
         /// The replacement, ORed with 0x80.
         byte: u8,
@@ -349,7 +351,7 @@ pub enum NearMiss {
     /// A member written twice with different values (JSON leaves the outcome to the parser);
     /// nothing changes when the member is absent.
     DuplicateKey {
-        /// The member.
+        /// The top-level member written twice.
         member: Member,
         /// The duplicate comes first (most parsers then keep the original).
         first: bool,
@@ -432,7 +434,7 @@ pub enum Member {
 }
 
 impl Member {
-    /// The member's key.
+    /// The member's JSON key: `"jsonrpc"`, `"id"`, `"method"` or `"params"`.
     pub fn key(self) -> &'static str {
         match self {
             Member::Jsonrpc => "jsonrpc",
@@ -527,7 +529,7 @@ pub enum Scalar {
     EmptyObject,
     /// `[[]]`: a batch whose element is an array.
     NestedArray,
-    /// An empty frame.
+    /// An empty frame (zero bytes).
     Empty,
     /// A frame of spaces and tabs.
     Whitespace,
@@ -941,6 +943,9 @@ impl Call {
     /// A request (seven in eight) or a notification that `version` defines, with realistic
     /// params; one in 32 uses another method name. `tools/call`, where servers do most of
     /// their work, is drawn for one request in three, any request of the version otherwise.
+    ///
+    /// # Errors
+    /// Only an error [`Unstructured`] returns for a draw; a used-up input draws plain values.
     pub fn arbitrary_for(u: &mut Unstructured<'_>, version: ProtocolVersion) -> Result<Call> {
         let notification = one_in(u, 8)?;
         let method = if one_in(u, 32)? {
@@ -970,7 +975,8 @@ impl Call {
         Ok(Call { id, method, params })
     }
 
-    /// The request object.
+    /// The JSON-RPC 2.0 object: `{"jsonrpc": "2.0", "id", "method", "params"}`, without `id`
+    /// for a notification and without `params` when it is `None`.
     pub fn to_value(&self) -> Value {
         match &self.id {
             Some(id) => wire::request(id, self.method.as_str(), self.params.clone()),
@@ -1036,6 +1042,9 @@ impl Request {
     /// time in four (more than 64 levels in nine draws of ten), and otherwise any
     /// [`NearMiss`] as drawn by [`Arbitrary`]: the two that most often kill a live server come
     /// up within a few dozen frames. Huge strings are at most 64 KiB.
+    ///
+    /// # Errors
+    /// As [`Call::arbitrary_for`].
     pub fn live(u: &mut Unstructured<'_>, version: ProtocolVersion) -> Result<Request> {
         let message = Message::arbitrary_for(u, version)?;
         let near_miss = if bool::arbitrary(u)? {
@@ -1623,7 +1632,7 @@ mod tests {
 
     #[test]
     fn the_correct_fixture_meets_every_expectation() {
-        use crate::fixture::{Action, Fixture};
+        use mcp_chaos_fixture::{Action, Fixture};
         for seed in 0..2000 {
             let r = request(&from(seed, 384));
             let mut f = Fixture::new(&[]);

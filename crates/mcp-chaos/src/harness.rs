@@ -35,7 +35,7 @@
 //! # fn main() {
 //! # // This example runs itself as the bundled fixture server, the stand-in for yours.
 //! # if std::env::var_os("MCP_CHAOS_DOC_FIXTURE").is_some() {
-//! #     std::process::exit(mcp_chaos::fixture::serve_stdio(&[]));
+//! #     std::process::exit(mcp_chaos_fixture::serve_stdio(&[]));
 //! # }
 //! # let my_server = std::env::current_exe().expect("a path").display().to_string();
 //! let server = Harness::builder()
@@ -59,7 +59,7 @@
 //! ```
 //!
 //! (The example runs as a doc test: its hidden lines make the test binary serve as the
-//! bundled fixture, `mcp_chaos::fixture::serve_stdio`, so that it needs no other binary. With
+//! bundled fixture, `mcp_chaos_fixture::serve_stdio`, so that it needs no other binary. With
 //! the fixture's `generic-error` flaw planted, it fails on the invariant.)
 //!
 //! [`Harness`] is synchronous (it runs its own Tokio runtime), so it works inside `proptest!`
@@ -99,13 +99,13 @@ use crate::session::{ClientConfig, Probe, Session};
 /// A tool as the server lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tool {
-    /// Its name.
+    /// The tool's `name`, the one `tools/call` takes.
     pub name: String,
     /// Its `inputSchema`, with the dialect made explicit for the negotiated version.
     pub input_schema: Value,
     /// Its `outputSchema`, if it declares one.
     pub output_schema: Option<Value>,
-    /// Its description.
+    /// The tool's `description`, if it declares one.
     pub description: Option<String>,
 }
 
@@ -591,11 +591,19 @@ pub mod strategies {
     }
 
     /// [`arguments`], or why they cannot be generated.
+    ///
+    /// # Errors
+    /// The [`GenError`] of [`Generator::new`] or [`Generator::valid`] (an invalid,
+    /// unsatisfiable or too complex schema, or no valid value found).
     pub fn try_arguments(tool: &Tool) -> Result<BoxedStrategy<Value>, GenError> {
         Generator::new(&tool.input_schema, &GenOptions::default())?.valid()
     }
 
     /// [`invalid_arguments`], or why they cannot be generated.
+    ///
+    /// # Errors
+    /// The [`GenError`] of [`Generator::new`] or [`Generator::invalid`] (as for
+    /// [`try_arguments`], or no constraint that can be broken).
     pub fn try_invalid_arguments(
         tool: &Tool,
     ) -> Result<BoxedStrategy<(Value, Violation)>, GenError> {

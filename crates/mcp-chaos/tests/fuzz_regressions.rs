@@ -2,8 +2,8 @@
 //! They use only the stable public API, so `cargo test` runs them without nightly or the
 //! `arbitrary` feature.
 
-use mcp_chaos::fixture::{Action, FetchOutcome, Fixture};
 use mcp_chaos::wire::{self, Message, RequestId, ResponseId};
+use mcp_chaos_fixture::{Action, FetchOutcome, Fixture};
 
 /// Sends `frame` to `fixture`, completes every upstream fetch with a 200 JSON record, and
 /// returns the frames written, in order.

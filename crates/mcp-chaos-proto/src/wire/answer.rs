@@ -165,6 +165,10 @@ impl Expected {
     /// with or without its newline): every frame must parse, every answer must be owed, and
     /// every owed answer must be there exactly once. A server that answers later must collect
     /// those frames first.
+    ///
+    /// # Errors
+    /// A [`Violation`] naming the first problem and quoting the frame: a frame that is not a
+    /// JSON-RPC message, an answer not owed, or an owed answer missing or repeated.
     pub fn check<F: AsRef<[u8]>>(&self, written: &[F]) -> std::result::Result<(), Violation> {
         let read: Vec<(&[u8], Result<wire::Message, WireError>)> = written
             .iter()
@@ -177,6 +181,9 @@ impl Expected {
     /// [`wire::parse`] made of them (a received [`crate::observed::Frame`]'s `raw` and
     /// `message`), so that a large answer (a `tools/list` of thousands of tools) is not
     /// parsed again.
+    ///
+    /// # Errors
+    /// As [`Expected::check`].
     pub fn check_read<'a>(
         &self,
         written: impl IntoIterator<Item = (&'a [u8], Result<&'a wire::Message, &'a WireError>)>,

@@ -1,8 +1,14 @@
-//! The house's floor plan, checked from the sources: no two modules (files) of a crate import
-//! each other in a loop, and the layers the module docs claim hold (the wire layer imports no
-//! engine module; reporters import no scenario-engine module). Imports are read from the code
-//! as written: `use` trees and paths through `crate::`, `super::` and a module's own children;
-//! test-only code (`#[cfg(test)]` modules and files) is left out, as a test may reach anywhere.
+//! The house's floor plan, checked from the sources.
+//! - Crates: every folder under `crates/` is the crate of that name; the crates' dependencies
+//!   on each other (`[dependencies]` of each `Cargo.toml`; dev-dependencies are test code) form
+//!   no loop and keep the layers the README describes: the wire layer (`mcp-chaos-proto`) and
+//!   the fault injectors depend on no crate of ours, the model only on the wire layer, the
+//!   fixture only on the wire layer, the engine on no fixture and no command line.
+//! - Modules: no two modules (files) of a crate import each other in a loop, and the layers the
+//!   engine's module docs claim hold (reporters import no scenario-engine module; the oracle
+//!   imports no transport module). Imports are read from the code as written: `use` trees and
+//!   paths through `crate::`, `super::` and a module's own children; test-only code
+//!   (`#[cfg(test)]` modules and files) is left out, as a test may reach anywhere.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,7 +22,12 @@ impl Crate {
     /// Every module reachable from `src/lib.rs` by `mod` declarations, test-only ones left out.
     fn read(src: &Path) -> Crate {
         let mut modules = BTreeMap::new();
-        let mut todo = vec![(String::new(), src.join("lib.rs"))];
+        let root = if src.join("lib.rs").exists() {
+            src.join("lib.rs")
+        } else {
+            src.join("main.rs")
+        };
+        let mut todo = vec![(String::new(), root)];
         while let Some((path, file)) = todo.pop() {
             let code = non_test_code(&std::fs::read_to_string(&file).expect("a source file"));
             // A module's children live beside it (`a.rs` -> `a/x.rs`; `mod.rs`, `lib.rs` ->
@@ -317,21 +328,114 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     None
 }
 
-fn workspace() -> PathBuf {
+fn crates_dir() -> PathBuf {
     mcp_chaos_tests::repo_root().join("crates")
 }
 
-/// No loop of imports between the modules of the harness or of the fault injectors.
+/// Every crate under `crates/`: folder name -> the crates of ours it depends on
+/// (`[dependencies]`, normal ones only). Asserts that each folder's package has the
+/// folder's name.
+fn crate_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph = BTreeMap::new();
+    for entry in std::fs::read_dir(crates_dir()).expect("crates/") {
+        let dir = entry.expect("an entry").path();
+        let manifest = dir.join("Cargo.toml");
+        if !manifest.exists() {
+            continue;
+        }
+        let folder = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let text = std::fs::read_to_string(&manifest).expect("a manifest");
+        let toml: toml::Table = toml::from_str(&text).expect("a TOML manifest");
+        let name = toml["package"]["name"].as_str().unwrap_or_default();
+        assert_eq!(name, folder, "crates/{folder} holds the package {name}");
+        let deps: BTreeSet<String> = toml
+            .get("dependencies")
+            .and_then(|d| d.as_table())
+            .map(|d| {
+                d.keys()
+                    .filter(|k| k.starts_with("mcp-chaos"))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        graph.insert(folder, deps);
+    }
+    graph
+}
+
+/// The crates form no loop and keep their layers: who may depend on whom (normal
+/// dependencies; a crate not listed here may depend on nothing of ours but what it is
+/// allowed below).
+#[test]
+fn the_crate_graph_keeps_its_layers() {
+    let graph = crate_graph();
+    for krate in [
+        "mcp-chaos-proto",
+        "mcp-chaos-model",
+        "mcp-chaos-faults",
+        "mcp-chaos-fixture",
+        "mcp-chaos",
+        "mcp-chaos-cli",
+        "mcp-chaos-tests",
+    ] {
+        assert!(graph.contains_key(krate), "no crate {krate}: {graph:?}");
+    }
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!(
+            "crates depend on each other in a loop: {}",
+            cycle.join(" -> ")
+        );
+    }
+    let allowed: &[(&str, &[&str])] = &[
+        ("mcp-chaos-proto", &[]),
+        ("mcp-chaos-faults", &[]),
+        ("mcp-chaos-model", &["mcp-chaos-proto"]),
+        ("mcp-chaos-fixture", &["mcp-chaos-proto"]),
+        (
+            "mcp-chaos",
+            &["mcp-chaos-proto", "mcp-chaos-model", "mcp-chaos-faults"],
+        ),
+    ];
+    for (krate, may) in allowed {
+        for dep in &graph[*krate] {
+            assert!(may.contains(&dep.as_str()), "{krate} depends on {dep}");
+        }
+    }
+    // The command line is a shell over the engine, and only the command line and the tests
+    // depend on the fixture to run it.
+    assert!(graph["mcp-chaos-cli"].contains("mcp-chaos"));
+    for (krate, deps) in &graph {
+        if deps.contains("mcp-chaos-cli") {
+            panic!("{krate} depends on the command line");
+        }
+    }
+}
+
+/// The crate-graph check sees a loop and a layer broken when there is one.
+#[test]
+fn the_crate_graph_check_sees_a_loop() {
+    let mut graph = crate_graph();
+    assert!(find_cycle(&graph).is_none());
+    graph
+        .get_mut("mcp-chaos-proto")
+        .expect("the wire layer")
+        .insert("mcp-chaos".to_owned());
+    let cycle = find_cycle(&graph).expect("a loop");
+    assert!(cycle.contains(&"mcp-chaos-proto".to_owned()), "{cycle:?}");
+}
+
+/// No loop of imports between the modules of any crate.
 #[test]
 fn no_module_imports_itself_through_others() {
-    for krate in ["mcp-chaos", "mcp-chaos-faults"] {
-        let c = Crate::read(&workspace().join(krate).join("src"));
+    for krate in crate_graph().keys() {
+        let src = crates_dir().join(krate).join("src");
+        let c = Crate::read(&src);
         let graph = c.imports();
-        assert!(
-            graph.len() > 10,
-            "{krate}: only {} modules read",
-            graph.len()
-        );
+        assert!(!graph.is_empty(), "{krate}: no module read");
         if let Some(cycle) = find_cycle(&graph) {
             panic!(
                 "{krate}: modules import each other in a loop: {}",
@@ -342,10 +446,11 @@ fn no_module_imports_itself_through_others() {
 }
 
 /// The checker sees a loop when there is one, and the imports it reads are the real ones
-/// (scheduler -> session, a reporter -> scenario::outcome, server -> no connect tunnel).
+/// (scheduler -> session, a reporter -> scenario::outcome, the fault crate's tunnel ->
+/// server and not back, the command line's commands -> its arguments).
 #[test]
 fn the_import_reader_reads_real_imports_and_sees_a_loop() {
-    let c = Crate::read(&workspace().join("mcp-chaos").join("src"));
+    let c = Crate::read(&crates_dir().join("mcp-chaos").join("src"));
     let graph = c.imports();
     let of = |m: &str| graph.get(m).cloned().unwrap_or_default();
     assert!(
@@ -358,12 +463,7 @@ fn the_import_reader_reads_real_imports_and_sees_a_loop() {
         "{:?}",
         of("report::suite")
     );
-    assert!(
-        of("oracle::wire_answer").contains("wire::answer"),
-        "{:?}",
-        of("oracle::wire_answer")
-    );
-    let faults = Crate::read(&workspace().join("mcp-chaos-faults").join("src")).imports();
+    let faults = Crate::read(&crates_dir().join("mcp-chaos-faults").join("src")).imports();
     assert!(
         faults["connect"].contains("server"),
         "{:?}",
@@ -374,6 +474,18 @@ fn the_import_reader_reads_real_imports_and_sees_a_loop() {
         "{:?}",
         faults["server"]
     );
+    let cli = Crate::read(&crates_dir().join("mcp-chaos-cli").join("src")).imports();
+    assert!(
+        cli["commands::run"].contains("args"),
+        "{:?}",
+        cli["commands::run"]
+    );
+    let proto = Crate::read(&crates_dir().join("mcp-chaos-proto").join("src")).imports();
+    assert!(
+        proto["wire::answer"].contains("protocol"),
+        "{:?}",
+        proto["wire::answer"]
+    );
     let mut looped = graph.clone();
     looped
         .entry("session".to_owned())
@@ -383,46 +495,30 @@ fn the_import_reader_reads_real_imports_and_sees_a_loop() {
     assert!(cycle.contains(&"session".to_owned()), "{cycle:?}");
 }
 
-/// The layers the module docs claim: the wire layer (JSON-RPC frames, what a frame is owed,
-/// SSE, the protocol's rule table, the finding catalog, what was observed of a server) imports
-/// no engine module; no reporter imports the scenario engine (only the suite report,
-/// `scenario::outcome`); the oracle imports no transport module (it judges data).
+/// The engine's layers its module docs claim: no reporter imports the scenario engine (only
+/// the suite report, `scenario::outcome`); the oracle imports no transport module (it judges
+/// data: what was observed of a server is `mcp_chaos_proto::observed`).
 #[test]
 fn the_layers_hold() {
-    let graph = Crate::read(&workspace().join("mcp-chaos").join("src")).imports();
-    let engine = [
-        "session",
-        "transport",
-        "oracle",
-        "run",
-        "scenario",
-        "fixture",
-        "harness",
-    ];
-    for low in [
-        "wire",
-        "wire::answer",
-        "sse",
-        "protocol",
-        "finding",
-        "observed",
-    ] {
-        for target in &graph[low] {
-            let top = target.split("::").next().unwrap_or_default();
-            assert!(!engine.contains(&top), "{low} imports {target}");
-        }
-    }
+    let graph = Crate::read(&crates_dir().join("mcp-chaos").join("src")).imports();
+    let mut checked = 0;
     for (module, targets) in &graph {
         for t in targets {
             if module.starts_with("report") {
+                checked += 1;
                 assert!(
                     !t.starts_with("scenario") || t == "scenario::outcome",
                     "{module} imports {t}"
                 );
             }
             if module.starts_with("oracle") {
+                checked += 1;
                 assert!(!t.starts_with("transport"), "{module} imports {t}");
             }
         }
     }
+    assert!(
+        checked > 20,
+        "only {checked} imports of reporters and the oracle read"
+    );
 }

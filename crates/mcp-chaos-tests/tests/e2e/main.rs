@@ -20,7 +20,7 @@ mod report;
 /// proves mcp-chaos catches it as its declared invariant.
 #[test]
 fn every_flaw_has_an_end_to_end_case() {
-    use mcp_chaos::fixture::Flaw;
+    use mcp_chaos_fixture::Flaw;
     let covered: Vec<&str> = invariants::PROTOCOL_FLAWS
         .iter()
         .chain(faults::FAULT_FLAWS)

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mcp_chaos::fixture::Flaw;
+use mcp_chaos_fixture::Flaw;
 use mcp_chaos_tests::mcp_chaos;
 use serde_json::Value;
 

@@ -195,6 +195,28 @@ fn string_for(schema: &Value) -> String {
 mod tests {
     use super::*;
 
+    /// The fixture's `configure` tool (under its `panic-in-handler` flaw) panics on arguments
+    /// nesting objects three deep; the campaign's simple arguments for its schema are those.
+    #[test]
+    fn simple_arguments_reach_the_fixture_s_planted_panic() {
+        use mcp_chaos_fixture::{Action, Fixture, Flaw};
+        let mut f = Fixture::new(&[Flaw::PanicInHandler]).initialized();
+        let listed = f.handle(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        let Some(Action::Write(frame)) = listed.into_iter().next() else {
+            panic!("no tools/list answer");
+        };
+        let tools: Value = serde_json::from_slice(&frame).expect("JSON");
+        let configure = tools["result"]["tools"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == "configure"))
+            .expect("configure is listed");
+        let args = simple_arguments(&configure["inputSchema"], "");
+        assert_eq!(
+            args,
+            serde_json::json!({"preferences": {"display": {"theme": "light"}}})
+        );
+    }
+
     #[test]
     fn required_properties_enums_and_urls() {
         let schema = json!({

@@ -48,6 +48,9 @@ pub struct InjectorError(#[from] mcp_chaos_faults::Error);
 
 impl Injectors {
     /// Starts a fake upstream (and a proxy if `plan.proxy`) on 127.0.0.1, both healthy.
+    ///
+    /// # Errors
+    /// [`InjectorError`] when the fake upstream or the proxy cannot listen on loopback.
     pub async fn start(plan: &FaultPlan, seed: u64) -> Result<Injectors, InjectorError> {
         let upstream = FakeUpstream::builder()
             .seed(seed)

@@ -142,6 +142,10 @@ impl ServerSpec {
     }
 
     /// Starts a fresh server (process, or connection) and returns its transport.
+    ///
+    /// # Errors
+    /// [`StartError`] when the command line or URL is unusable, the program cannot be spawned,
+    /// or a server started for HTTP exits or does not open its port in time.
     pub async fn start(&self) -> Result<Transport, StartError> {
         match self {
             ServerSpec::Stdio(c) => Ok(Transport::Stdio(StdioTransport::spawn(c.clone())?)),
@@ -158,7 +162,7 @@ pub enum VersionChoice {
     Auto,
     /// One campaign per version the server supports, reported per version.
     All,
-    /// Exactly this version.
+    /// Exactly this version (`--protocol-version 2025-11-25`, for example).
     Exactly(ProtocolVersion),
 }
 
@@ -173,19 +177,21 @@ impl std::str::FromStr for VersionChoice {
     }
 }
 
-/// What a run does.
+/// What a run does: the server under test, the protocol version(s), which phases run, and
+/// their deadlines, budgets and limits.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
-    /// The server.
+    /// How to reach the server under test: a stdio command or a Streamable HTTP endpoint.
     pub server: ServerSpec,
     /// The protocol version(s) to use.
     pub version: VersionChoice,
-    /// Deadline per request.
+    /// Deadline per request: how long each request waits for its response.
     pub timeout: Duration,
     /// Run the protocol probes (malformed frames, unknown method, notifications, ...) and the
     /// lifecycle-order cases on a fresh process.
     pub protocol_probes: bool,
-    /// Call every listed tool.
+    /// Call the selected tools (`tools/call`): the baseline calls, and the generated and fault
+    /// phases.
     pub tool_calls: bool,
     /// Probe version negotiation with a bogus version (needs one extra server start).
     pub version_probe: bool,
@@ -285,7 +291,8 @@ pub enum Event<'a> {
     },
     /// The handshake succeeded.
     Initialized {
-        /// What it settled.
+        /// The requested and answered protocol versions, and the server's `serverInfo` and
+        /// `capabilities`.
         negotiated: &'a Negotiated,
     },
     /// The tools were listed and selected (before any is called).
@@ -299,14 +306,14 @@ pub enum Event<'a> {
     },
     /// The tools were listed; `steps` more probes are planned.
     Planned {
-        /// Number of tools.
+        /// Number of tools the server listed.
         tools: usize,
         /// Number of probes planned.
         steps: usize,
     },
     /// A probe starts.
     Step {
-        /// Its label.
+        /// The probe's short human label, e.g. `unknown method` or `tools/call echo`.
         label: &'a str,
     },
     /// An exchange finished.
@@ -323,7 +330,7 @@ pub enum Event<'a> {
     /// The fault phase starts for a tool (`faults` profiles), or is skipped because none of
     /// the tool's calls so far (baseline and generated) made an upstream request.
     FaultPhase {
-        /// The tool.
+        /// The tool's name.
         tool: &'a str,
         /// How many fault profiles will run (0 when skipped).
         faults: usize,
@@ -334,7 +341,7 @@ pub enum Event<'a> {
     /// The fault property phase starts for a tool that reached the upstream: up to `cases`
     /// drawn (arguments, fault, scope) cases.
     FaultProperties {
-        /// The tool.
+        /// The tool's name.
         tool: &'a str,
         /// How many cases are drawn at most.
         cases: usize,
@@ -342,7 +349,7 @@ pub enum Event<'a> {
     /// The generated phase of one tool ended (all its cases ran, or its time budget ran out,
     /// or a call missed its deadline); the same record goes into [`Summary::generated`].
     ToolGenerated {
-        /// What it did.
+        /// The tool's calls, wall time (ms), and why it stopped early or was skipped.
         phase: &'a ToolGenerated,
     },
     /// The generated phase's budget (`--generated-budget-ms`) was spent: `covered` tools were
@@ -350,14 +357,14 @@ pub enum Event<'a> {
     GeneratedBudgetSpent {
         /// Tools whose generated phase ran.
         covered: usize,
-        /// Tools not reached.
+        /// Tools not reached (no generated case ran for them).
         skipped: usize,
         /// The budget, in ms.
         budget_ms: u64,
     },
     /// `--protocol-version all` skipped a version the server does not speak.
     VersionSkipped {
-        /// The version.
+        /// The protocol version skipped, e.g. `2025-03-26`.
         version: ProtocolVersion,
     },
     /// The server was restarted: after dying or hanging, or onto a fresh process though it
@@ -418,7 +425,8 @@ pub struct ServerReport {
     pub protocol_version: String,
 }
 
-/// Run totals.
+/// Run totals (`summary` in `--report-json`): counts of exchanges, calls, tools and findings,
+/// wall time in ms, restarts, and per-phase records.
 #[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     /// Exchanges made (every frame sent and its wait, liveness pings included).
@@ -427,9 +435,9 @@ pub struct Summary {
     pub tool_calls: u64,
     /// Tools the server listed.
     pub tools: u64,
-    /// Distinct violations found.
+    /// Distinct findings of severity `violation`.
     pub violations: u64,
-    /// Distinct warnings found.
+    /// Distinct findings of severity `warning` (the findings that are not violations).
     pub warnings: u64,
     /// Wall time of the run, in ms.
     pub duration_ms: u64,
@@ -478,7 +486,7 @@ pub struct Summary {
 /// One tool's generated phase, in the report's summary.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ToolGenerated {
-    /// The tool.
+    /// The tool's name.
     pub tool: String,
     /// `tools/call` requests made with generated arguments (shrinking included).
     pub calls: u64,
@@ -502,13 +510,14 @@ pub struct ToolGenerated {
 /// The result of a run: the shape of `--report-json`.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
-    /// The mcp-chaos version.
+    /// The version of mcp-chaos that made the report (its crate version, e.g. `0.1.0`).
     pub mcp_chaos_version: String,
     /// The run's seed: pass it back with `--seed` to replay the run.
     pub seed: u64,
-    /// The server.
+    /// The server tested: `{"command"?, "url"?, "server_info", "protocol_version"}`.
     pub server: ServerReport,
-    /// Totals.
+    /// Run totals: exchanges, calls, findings per severity, wall time (ms), restarts, and
+    /// per-phase records (see [`Summary`]).
     pub summary: Summary,
     /// Distinct findings, in the order found.
     pub findings: Vec<Finding>,
@@ -543,9 +552,9 @@ pub fn report_json_schema() -> Value {
 /// One version's campaign in a `--protocol-version all` run.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct VersionSummary {
-    /// The version.
+    /// The protocol version of this campaign, e.g. `2025-11-25`.
     pub protocol_version: String,
-    /// Its totals.
+    /// The campaign's totals, as a single-version report's `summary` holds them.
     pub summary: Summary,
 }
 
@@ -631,9 +640,9 @@ pub enum Step {
     InvalidRequest(InvalidRequest),
     /// A notification.
     Notification {
-        /// Its method.
+        /// The notification's method, e.g. `notifications/cancelled`.
         method: &'static str,
-        /// Whether MCP defines it.
+        /// Whether MCP defines the method (`false` for a made-up one).
         known: bool,
     },
     /// `tools/call` of an unknown tool.
@@ -648,9 +657,9 @@ pub enum Step {
     MissingMeta,
     /// `tools/call` of a listed tool.
     CallTool {
-        /// The tool.
+        /// The tool's name, as listed.
         tool: String,
-        /// The arguments.
+        /// The `arguments` object sent.
         arguments: Value,
     },
 }
@@ -1083,9 +1092,9 @@ pub struct Phases {
     pub tool_calls: bool,
     /// The generated phase (with `tool_calls`).
     pub generated: bool,
-    /// Transport chaos.
+    /// Transport chaos: concurrency, cancellation, disconnects and large frames.
     pub chaos: bool,
-    /// The version-negotiation probe.
+    /// The version-negotiation probe: a bogus version, on one extra server start.
     pub version_probe: bool,
     /// Over an HTTP session, end it with DELETE and check that its id is then refused (404).
     pub end_session: bool,

@@ -31,17 +31,17 @@ pub enum Probe {
     Liveness,
     /// `tools/call` of a listed tool with arguments built from its `inputSchema`.
     ToolCall {
-        /// The tool.
+        /// The tool's name.
         tool: String,
-        /// The arguments sent.
+        /// The `arguments` object sent.
         arguments: Value,
     },
     /// `tools/call` of a listed tool with generated arguments: schema-valid ones, or ones that
     /// break exactly one constraint.
     Generated {
-        /// The tool.
+        /// The tool's name.
         tool: String,
-        /// The arguments sent.
+        /// The `arguments` sent (a JSON object, or any value for an invalid case).
         arguments: Value,
         /// The constraint the arguments break, `None` for schema-valid arguments.
         violation: Option<crate::generate::Violation>,
@@ -74,14 +74,14 @@ pub enum Probe {
     },
     /// A notification, which must get no reply.
     Notification {
-        /// Its method.
+        /// The notification's method, e.g. `notifications/cancelled`.
         method: String,
         /// Whether the method is defined by MCP.
         known: bool,
     },
     /// An HTTP-level probe (Streamable HTTP only).
     Http {
-        /// Which.
+        /// Which HTTP-level probe was sent.
         what: HttpProbe,
     },
     /// A 2026-07-28 request without the required `_meta` fields (MUST get -32602, HTTP 400).
@@ -99,14 +99,14 @@ pub enum Probe {
     /// A tool call cancelled while in flight (`notifications/cancelled`, or a dropped HTTP
     /// stream in 2026-07-28).
     CancelledCall {
-        /// The tool.
+        /// The tool's name.
         tool: String,
     },
     /// The `notifications/cancelled` itself.
     Cancel,
     /// A tool call in flight when the client disconnected.
     Disconnected {
-        /// The tool.
+        /// The tool's name.
         tool: String,
     },
     /// One of several requests in flight at once.

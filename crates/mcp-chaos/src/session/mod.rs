@@ -130,7 +130,7 @@ pub enum InitError {
     /// No answer within the deadline.
     #[error("the server did not answer initialize within {timeout_ms} ms{detail}")]
     NoAnswer {
-        /// The deadline.
+        /// The deadline, in ms.
         timeout_ms: u64,
         /// Stdout garbage and stderr, formatted for the message.
         detail: String,
@@ -1112,6 +1112,11 @@ impl Session {
     ///
     /// For the stateless 2026-07-28 there is no handshake: `server/discover` is sent instead
     /// (`basic/lifecycle`, 2026-07-28), and every later request carries `_meta`.
+    ///
+    /// # Errors
+    /// [`InitError`] when the server exits or does not answer in time, rejects the handshake
+    /// with a JSON-RPC error, answers an unusable result, redirects or refuses (HTTP 3xx, 401,
+    /// 403), or the request cannot be written.
     pub async fn initialize(&mut self) -> Result<(Vec<Exchange>, Negotiated), InitError> {
         let requested = self.config.version;
         if !requested.rules().handshake {

@@ -100,9 +100,9 @@ pub enum SendError {
     /// The write did not complete before the deadline (the server is not reading its input).
     #[error("writing {bytes} bytes to the server did not finish within {timeout_ms} ms")]
     Timeout {
-        /// Size of the frame.
+        /// Size of the frame, in bytes.
         bytes: usize,
-        /// The deadline.
+        /// The deadline, in ms.
         timeout_ms: u64,
     },
 }
@@ -121,7 +121,7 @@ pub enum StartError {
     /// The program could not be spawned.
     #[error("could not start {program:?}: {source}")]
     Spawn {
-        /// The program.
+        /// The program, as named in the command line.
         program: String,
         /// The OS error.
         source: std::io::Error,
@@ -148,9 +148,9 @@ pub enum StartError {
         tail(log)
     )]
     PortTimeout {
-        /// The port.
+        /// The loopback port waited for.
         port: u16,
-        /// The start timeout.
+        /// How long mcp-chaos waited for the port, in ms.
         timeout_ms: u64,
         /// The server's output.
         log: String,

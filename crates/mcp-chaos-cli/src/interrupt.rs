@@ -1,8 +1,8 @@
 //! SIGINT and SIGTERM, answered on a thread of their own: a run's main task may be busy for
 //! seconds at a time (generating values for a pathological schema), so the handler must not
 //! wait for it. [`on_signal`] starts that thread; its handler writes what the run has so far
-//! (see [`crate::run::live::LiveRun`]), kills the servers' process trees
-//! ([`crate::transport::process::kill_every_group`]) and exits the process itself.
+//! (see [`mcp_chaos::run::live::LiveRun`]), kills the servers' process trees
+//! ([`mcp_chaos::transport::process::kill_every_group`]) and exits the process itself.
 
 /// Runs `handler` with the signal's name (`"SIGINT"` or `"SIGTERM"`) on a dedicated thread
 /// when the first of them arrives; a second one while it runs is ignored (SIGKILL still

@@ -1,4 +1,5 @@
-//! The fixture as a process, observed from outside: `mcp-chaos fixture --http` (its announced
+//! The fixture as a process (its binary, `mcp-chaos-fixture`, which `mcp-chaos fixture` also
+//! serves), observed from outside: `--http` (its announced
 //! URL, loopback only, SIGTERM, a crash's exit status and traceback) and, over stdio, the
 //! cancellation, concurrency and shutdown behaviour the HTTP work added to the core, with the
 //! flaws that break each. A fake upstream (`mcp-chaos-faults`) plays the slow or hung upstream.
@@ -14,7 +15,7 @@ use std::time::Duration;
 use mcp_chaos_faults::{FakeUpstream, Fault};
 use serde_json::{Value, json};
 
-const EXE: &str = env!("CARGO_BIN_EXE_mcp-chaos");
+const EXE: &str = env!("CARGO_BIN_EXE_mcp-chaos-fixture");
 const WAIT: Duration = Duration::from_secs(20);
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -82,7 +83,7 @@ impl Drop for HttpFixture {
 
 fn http_fixture(flaws: &[&str], upstream: Option<&FakeUpstream>) -> HttpFixture {
     let mut cmd = Command::new(EXE);
-    cmd.args(["fixture", "--http", "127.0.0.1:0"]);
+    cmd.args(["--http", "127.0.0.1:0"]);
     for flaw in flaws {
         cmd.args(["--flaw", flaw]);
     }
@@ -152,7 +153,7 @@ fn http_fixture_announces_its_url_serves_and_stops_on_sigterm() {
 fn http_fixture_binds_loopback_only() {
     for addr in ["0.0.0.0:0", "192.0.2.1:0", "[::]:0", "example.com:80"] {
         let out = Command::new(EXE)
-            .args(["fixture", "--http", addr])
+            .args(["--http", addr])
             .stdin(Stdio::null())
             .output()
             .expect("runs");
@@ -225,7 +226,6 @@ impl StdioFixture {
 
 fn stdio_fixture(flaws: &[&str], up: &FakeUpstream, timeout_ms: u64) -> StdioFixture {
     let mut cmd = Command::new(EXE);
-    cmd.arg("fixture");
     for flaw in flaws {
         cmd.args(["--flaw", flaw]);
     }

@@ -1,10 +1,10 @@
 //! The fixture MCP server as its own binary: `mcp-chaos-fixture [--flaw NAME]... [--http ADDR]`
 //! serves the bundled fixture over stdio, or over Streamable HTTP at `http://ADDR/mcp` (a
 //! loopback address such as `127.0.0.1:0`; it prints `listening on http://IP:PORT/mcp` to
-//! stderr once bound). See `mcp_chaos::fixture`. With no flaw it is a correct server.
+//! stderr once bound). See the `mcp_chaos_fixture` crate. With no flaw it is a correct server.
 
 use clap::Parser;
-use mcp_chaos::fixture::{self, Flaw};
+use mcp_chaos_fixture::{self as fixture, Flaw};
 
 /// The bundled fixture MCP server: correct by default, with flaws planted on request.
 #[derive(Debug, Parser)]
