@@ -5,16 +5,21 @@ use mcp_chaos::protocol::ProtocolVersion;
 use mcp_chaos::run;
 use mcp_chaos_model::exit;
 
+use crate::error::{Failure, Outcome};
+
 /// Topics `mcp-chaos explain` describes besides the invariants: (name, text).
 pub(crate) const EXPLAIN_TOPICS: &[(&str, &str)] = &[
     ("upstream", run::reach::EXPLAIN),
     ("fault-properties", run::fault_props::EXPLAIN),
 ];
 
-pub(crate) fn explain(code: Option<&str>) -> i32 {
+/// Prints the catalog (no `code`), one invariant by code or name (`MC102`,
+/// `wrong-error-code`) with its rubric and spec link, or a topic (`upstream`,
+/// `fault-properties`).
+pub(crate) fn explain(code: Option<&str>) -> Outcome {
     if let Some((name, text)) = code.and_then(|c| EXPLAIN_TOPICS.iter().find(|(n, _)| *n == c)) {
         println!("{name}\n\n{}", textwrap(text, 90));
-        return exit::SUCCESS;
+        return Ok(exit::SUCCESS);
     }
     match code {
         None => {
@@ -26,7 +31,7 @@ pub(crate) fn explain(code: Option<&str>) -> i32 {
                 "\nRun `mcp-chaos explain CODE` for details, or `mcp-chaos explain TOPIC` for {}.",
                 topics.join(", ")
             );
-            exit::SUCCESS
+            Ok(exit::SUCCESS)
         }
         Some(code) => match finding::lookup(code) {
             Some(inv) => {
@@ -42,16 +47,16 @@ pub(crate) fn explain(code: Option<&str>) -> i32 {
                     ProtocolVersion::LATEST_WITH_INITIALIZE.spec(inv.spec_page)
                 };
                 println!("Spec: {spec}");
-                exit::SUCCESS
+                Ok(exit::SUCCESS)
             }
-            None => {
-                eprintln!("mcp-chaos: no invariant {code:?}; run `mcp-chaos explain` to list them");
-                exit::USAGE
-            }
+            None => Err(Failure::Usage(format!(
+                "no invariant {code:?}; run `mcp-chaos explain` to list them"
+            ))),
         },
     }
 }
 
+/// `text` re-flowed into lines of at most `width` columns (a longer word stands alone).
 pub(crate) fn textwrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = 0;

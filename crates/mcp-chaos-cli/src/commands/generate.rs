@@ -4,31 +4,34 @@ use mcp_chaos::run;
 use mcp_chaos_model::exit;
 
 use crate::args::*;
+use crate::error::{Failure, Outcome};
 
-pub(crate) fn gen_values(args: &GenArgs) -> i32 {
+/// Prints values drawn from the JSON Schema `args.schema` as the campaign draws them (valid,
+/// invalid or boundary cases), one per line; 1 when the schema has no instance to draw.
+pub(crate) fn gen_values(args: &GenArgs) -> Outcome {
     use proptest::strategy::{Strategy, ValueTree};
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
     let text = if args.schema.as_os_str() == "-" {
         let mut s = String::new();
         if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
-            eprintln!("mcp-chaos: cannot read stdin: {e}");
-            return exit::USAGE;
+            return Err(Failure::Usage(format!("cannot read stdin: {e}")));
         }
         s
     } else {
         match std::fs::read_to_string(&args.schema) {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("mcp-chaos: {}: {e}", args.schema.display());
-                return exit::USAGE;
+                return Err(Failure::Usage(format!("{}: {e}", args.schema.display())));
             }
         }
     };
     let schema: serde_json::Value = match serde_json::from_str(&text) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("mcp-chaos: {}: not JSON: {e}", args.schema.display());
-            return exit::USAGE;
+            return Err(Failure::Usage(format!(
+                "{}: not JSON: {e}",
+                args.schema.display()
+            )));
         }
     };
     let opts = match &args.url_base {
@@ -39,7 +42,7 @@ pub(crate) fn gen_values(args: &GenArgs) -> i32 {
         Ok(g) => g,
         Err(e) => {
             eprintln!("mcp-chaos: {}: {e}", args.schema.display());
-            return exit::VIOLATIONS;
+            return Ok(exit::VIOLATIONS);
         }
     };
     for note in generator.notes() {
@@ -65,7 +68,7 @@ pub(crate) fn gen_values(args: &GenArgs) -> i32 {
                 _ => continue,
             };
             if !print(line) {
-                return exit::SUCCESS;
+                return Ok(exit::SUCCESS);
             }
         }
     }
@@ -101,10 +104,10 @@ pub(crate) fn gen_values(args: &GenArgs) -> i32 {
         })
     };
     match result {
-        Ok(()) => exit::SUCCESS,
+        Ok(()) => Ok(exit::SUCCESS),
         Err(e) => {
             eprintln!("mcp-chaos: {e}");
-            exit::VIOLATIONS
+            Ok(exit::VIOLATIONS)
         }
     }
 }

@@ -1,16 +1,16 @@
-//! One module per command of the `mcp-chaos` binary; each returns the process exit code
-//! (`mcp_chaos_model::exit`).
+//! One module per command of the `mcp-chaos` binary; each returns its verdict's exit code or
+//! a [`Failure`](crate::error::Failure) (`crate::error::Outcome`).
 
 mod explain;
+mod fixture;
 mod generate;
 mod replay;
 mod run;
 mod scenario;
 
 pub(crate) use explain::explain;
+pub(crate) use fixture::fixture;
 pub(crate) use generate::gen_values;
 pub(crate) use replay::replay;
-pub(crate) use run::{
-    DEMO_FLAWS, ENV_KNOBS, block_on_run, rerun_command, run_config, runtime, server_spec,
-};
+pub(crate) use run::{demo, run_command, runtime};
 pub(crate) use scenario::scenario;

@@ -8,13 +8,14 @@ use mcp_chaos_model::exit;
 
 use crate::args::*;
 use crate::commands::runtime;
+use crate::error::{Failure, Outcome};
 
-pub(crate) fn replay(args: &ReplayArgs) -> i32 {
+/// Runs the replay file `args.file` again: 1 when its finding still fails, 0 when it is fixed.
+pub(crate) fn replay(args: &ReplayArgs) -> Outcome {
     let file = match run::replay::read(&args.file) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("mcp-chaos: {e}");
-            return exit::USAGE;
+            return Err(Failure::Usage(e.to_string()));
         }
     };
     let env = |name: &str| std::env::var(name).ok();
@@ -28,29 +29,24 @@ pub(crate) fn replay(args: &ReplayArgs) -> i32 {
             {
                 Ok(given) => given,
                 Err(e) => {
-                    eprintln!("mcp-chaos: {e}");
-                    return exit::USAGE;
+                    return Err(Failure::Usage(e.to_string()));
                 }
             };
             match file.server.spec_with(&env, &given) {
                 Ok(spec) => spec,
                 Err(e) => {
-                    eprintln!("mcp-chaos: {}: {e}", args.file.display());
-                    return exit::USAGE;
+                    return Err(Failure::Usage(format!("{}: {e}", args.file.display())));
                 }
             }
         }
         Some(Ok(c)) => ServerSpec::Stdio(c),
         Some(Err(e)) => {
-            eprintln!("mcp-chaos: {e}");
-            return exit::USAGE;
+            return Err(Failure::Usage(e.to_string()));
         }
     };
     let secrets = server.redactions();
     let redact = |s: &str| mcp_chaos::oracle::leaks::redact(s, &secrets);
-    let Some(runtime) = runtime() else {
-        return exit::INTERNAL;
-    };
+    let runtime = runtime()?;
     println!(
         "replaying {} {} on {} (protocol {}): tools/call {} {}{}",
         file.expect.code,
@@ -66,10 +62,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> i32 {
     );
     let timeout = Duration::from_millis(args.timeout_ms.max(1));
     match runtime.block_on(run::replay::replay(&file, Some(server), timeout)) {
-        Err(e) => {
-            eprintln!("mcp-chaos: {}", redact(&e));
-            exit::SERVER_START
-        }
+        Err(e) => Err(Failure::NotStarted(redact(&e))),
         Ok(outcome) if outcome.reproduced => {
             for f in outcome
                 .findings
@@ -83,7 +76,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> i32 {
                     redact(&f.message)
                 );
             }
-            exit::VIOLATIONS
+            Ok(exit::VIOLATIONS)
         }
         Ok(outcome) => {
             println!("FIXED: {} no longer reproduces", file.expect.code);
@@ -95,7 +88,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> i32 {
                     redact(&f.message)
                 );
             }
-            exit::SUCCESS
+            Ok(exit::SUCCESS)
         }
     }
 }

@@ -5,13 +5,15 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use mcp_chaos::protocol::ProtocolVersion;
 use mcp_chaos::report;
-use mcp_chaos::run::{self, RunConfig, ServerSpec};
+use mcp_chaos::run::{self, RunConfig, ServerSpec, VersionChoice};
 use mcp_chaos::transport::StdioConfig;
 use mcp_chaos_fixture::Flaw;
 use mcp_chaos_model::exit;
 
 use crate::args::*;
+use crate::error::{Failure, Outcome};
 
 /// The numeric knobs read from the environment: (argument id, flag).
 pub(crate) const ENV_KNOBS: &[(&str, &str)] = &[
@@ -152,15 +154,19 @@ pub(crate) fn run_config(server: ServerSpec, args: &CommonArgs) -> RunConfig {
     config
 }
 
-pub(crate) fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
+/// Runs `config`'s campaign with the terminal progress, the journal and recording asked for
+/// in `output`, and writes every report; the verdict is 0, 1, or 2 for a run that did not
+/// complete (its report written too).
+pub(crate) fn block_on_run(config: &RunConfig, output: &OutputArgs) -> Outcome {
     let report_json = output.report_json.as_deref();
     let quiet = output.quiet;
     let mut recorder = match output.record.as_deref().map(report::record::Recorder::new) {
         None => None,
         Some(Ok(r)) => Some(r),
         Some(Err(e)) => {
-            eprintln!("mcp-chaos: cannot record into the --record folder: {e}");
-            return exit::INTERNAL;
+            return Err(Failure::Internal(format!(
+                "cannot record into the --record folder: {e}"
+            )));
         }
     };
     let journal_path = report_json.map(report::journal::path_for);
@@ -171,24 +177,22 @@ pub(crate) fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
         None => None,
         Some(Ok(j)) => Some(j),
         Some(Err(e)) => {
-            eprintln!(
-                "mcp-chaos: cannot create the findings journal {}: {e}",
+            return Err(Failure::Internal(format!(
+                "cannot create the findings journal {}: {e}",
                 journal_path
                     .as_deref()
                     .unwrap_or(std::path::Path::new(""))
                     .display()
-            );
-            return exit::INTERNAL;
+            )));
         }
     };
     let live = run::live::LiveRun::new(config);
     if let Err(e) = write_report_on_signal(&live, output) {
-        eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
-        return exit::INTERNAL;
+        return Err(Failure::Internal(format!(
+            "cannot handle SIGINT and SIGTERM: {e}"
+        )));
     }
-    let Some(runtime) = run_runtime(config) else {
-        return exit::INTERNAL;
-    };
+    let runtime = run_runtime(config)?;
     runtime.block_on(async {
         let mut progress = report::terminal::Progress::new(quiet);
         let mut on_event = |e: &run::Event<'_>| {
@@ -214,14 +218,14 @@ pub(crate) fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
         if let Some(r) = recorder.take()
             && let Err(e) = r.finish()
         {
-            eprintln!("mcp-chaos: recording failed: {e}");
-            return exit::INTERNAL;
+            return Err(Failure::Internal(format!("recording failed: {e}")));
         }
         if let Some(j) = journal.take()
             && let Err(e) = j.finish()
         {
-            eprintln!("mcp-chaos: writing the findings journal failed: {e}");
-            return exit::INTERNAL;
+            return Err(Failure::Internal(format!(
+                "writing the findings journal failed: {e}"
+            )));
         }
         let (report, code) = match outcome {
             Err(e) => {
@@ -231,15 +235,10 @@ pub(crate) fn block_on_run(config: &RunConfig, output: &OutputArgs) -> i32 {
             Ok(report) if report.has_violations() => (report, exit::VIOLATIONS),
             Ok(report) => (report, exit::SUCCESS),
         };
-        let code = finish_report(&report, report_json, quiet, code);
+        let code = finish_report(&report, report_json, quiet, code)?;
         // Whatever happened (exit 2 included), as --report-json.
-        if code != exit::INTERNAL
-            && let Err(e) = write_file_reports(&report, output)
-        {
-            eprintln!("mcp-chaos: {e}");
-            return exit::INTERNAL;
-        }
-        code
+        write_file_reports(&report, output).map_err(Failure::Internal)?;
+        Ok(code)
     })
 }
 
@@ -270,13 +269,13 @@ pub(crate) fn write_file_reports(report: &run::Report, output: &OutputArgs) -> R
 }
 
 /// Prints the terminal summary of `report` and writes it to `report_json`, if given; returns
-/// `code`, or [`exit::INTERNAL`] when the report cannot be written.
+/// `code`, or a [`Failure::Internal`] when the report cannot be written.
 pub(crate) fn finish_report(
     report: &run::Report,
     report_json: Option<&std::path::Path>,
     quiet: bool,
     code: i32,
-) -> i32 {
+) -> Outcome {
     print!(
         "{}",
         report::terminal::render(report, std::io::stdout().is_terminal())
@@ -284,14 +283,16 @@ pub(crate) fn finish_report(
     let _ = std::io::Write::flush(&mut std::io::stdout());
     if let Some(path) = report_json {
         if let Err(e) = report::json::write(report, path) {
-            eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
-            return exit::INTERNAL;
+            return Err(Failure::Internal(format!(
+                "cannot write {}: {e}",
+                path.display()
+            )));
         }
         if !quiet {
             eprintln!("mcp-chaos: report written to {}", path.display());
         }
     }
-    code
+    Ok(code)
 }
 
 /// On SIGINT or SIGTERM, at any point of the run and whatever its task is doing: writes the
@@ -311,15 +312,17 @@ pub(crate) fn write_report_on_signal(
         }
         eprintln!("\nmcp-chaos: {signal}: writing the report of the run so far");
         let report = live.interrupted(signal);
-        let mut code = finish_report(
+        let mut code = match finish_report(
             &report,
             output.report_json.as_deref(),
             output.quiet,
             live.interrupted_exit_code(),
-        );
+        ) {
+            Ok(code) => code,
+            Err(failure) => failure.exit(),
+        };
         if let Err(e) = write_file_reports(&report, &output) {
-            eprintln!("mcp-chaos: {e}");
-            code = exit::INTERNAL;
+            code = Failure::Internal(e).exit();
         }
         mcp_chaos::transport::process::kill_every_group();
         eprintln!("mcp-chaos: interrupted by {signal}; the server's process tree was killed");
@@ -328,20 +331,13 @@ pub(crate) fn write_report_on_signal(
 }
 
 /// The async runtime of a command: two worker threads (the campaign is I/O-bound; its
-/// transport readers and writers are tasks). `None`, with the reason on stderr, when it
-/// cannot start.
-pub(crate) fn runtime() -> Option<tokio::runtime::Runtime> {
-    match tokio::runtime::Builder::new_multi_thread()
+/// transport readers and writers are tasks).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-    {
-        Ok(rt) => Some(rt),
-        Err(e) => {
-            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
-            None
-        }
-    }
+        .map_err(|e| Failure::Internal(format!("cannot start the async runtime: {e}")))
 }
 
 /// The async runtime of a run without fault injectors: one thread, which the campaign shares
@@ -349,20 +345,77 @@ pub(crate) fn runtime() -> Option<tokio::runtime::Runtime> {
 /// no thread wake-up (a fast tool's generated phase spends about a quarter less CPU per call,
 /// and answers come in without the hop from a worker). A run with a fake upstream or proxy
 /// keeps [`runtime`]: the injectors' servers then answer the server under test on threads of
-/// their own, whatever the campaign is busy with. `None`, with the reason on stderr, when it
-/// cannot start.
-pub(crate) fn run_runtime(config: &RunConfig) -> Option<tokio::runtime::Runtime> {
+/// their own, whatever the campaign is busy with.
+pub(crate) fn run_runtime(config: &RunConfig) -> Result<tokio::runtime::Runtime, Failure> {
     if config.faults.is_active() {
         return runtime();
     }
-    match tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => Some(rt),
-        Err(e) => {
-            eprintln!("mcp-chaos: cannot start the async runtime: {e}");
-            None
-        }
+        .map_err(|e| Failure::Internal(format!("cannot start the async runtime: {e}")))
+}
+
+/// `mcp-chaos run`: a campaign against the server `args` names (exit 0, 1, or 2 when the run
+/// did not complete); `matches` gives the command line back for the report's rerun line.
+pub(crate) fn run_command(args: &RunArgs, matches: &clap::ArgMatches) -> Outcome {
+    let server = server_spec(args).map_err(|e| Failure::Usage(e.to_string()))?;
+    let output = &args.common.output;
+    let mut config = run_config(server, &args.common);
+    if let Some(run) = matches.subcommand_matches("run") {
+        let mut secrets = config.server.redactions();
+        secrets.extend(config.secrets.iter().map(|(_, v)| v.clone()));
+        config.rerun = Some(rerun_command(run, ENV_KNOBS, config.seed, &secrets));
     }
+    block_on_run(&config, output)
+}
+
+/// `mcp-chaos demo`: a campaign against the bundled fixture with [`DEMO_FLAWS`] planted and a
+/// fake upstream answering 404, 429, 503, hanging and sending malformed JSON.
+pub(crate) fn demo(args: &DemoArgs, matches: &clap::ArgMatches) -> Outcome {
+    let exe = std::env::current_exe().map_err(|e| {
+        Failure::Internal(format!(
+            "cannot locate the mcp-chaos binary for the demo: {e}"
+        ))
+    })?;
+    let mut words = vec!["fixture".to_owned()];
+    for flaw in DEMO_FLAWS {
+        words.push("--flaw".into());
+        words.push(flaw.name().into());
+    }
+    let mut server = StdioConfig::new(exe.to_string_lossy(), words);
+    server
+        .env
+        .push(("FIXTURE_UPSTREAM_TIMEOUT_MS".into(), "1000".into()));
+    if !args.output.quiet {
+        eprintln!(
+            "mcp-chaos demo: running the bundled fixture server with the flaws {}",
+            DEMO_FLAWS
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let mut config = RunConfig::new(
+        ServerSpec::Stdio(server),
+        VersionChoice::Exactly(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    );
+    config.timeout = Duration::from_millis(5_000);
+    config.faults.upstream_env = vec!["UPSTREAM_URL".into()];
+    config.faults.faults = [
+        "not-found",
+        "rate-limited",
+        "unavailable",
+        "hang",
+        "malformed-json",
+    ]
+    .iter()
+    .filter_map(|f| f.parse().ok())
+    .collect();
+    config.seed = args.seed.unwrap_or_else(random_seed);
+    if let Some(demo) = matches.subcommand_matches("demo") {
+        config.rerun = Some(rerun_command(demo, &[], config.seed, &[]));
+    }
+    block_on_run(&config, &args.output)
 }

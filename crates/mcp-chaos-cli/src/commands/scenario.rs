@@ -7,26 +7,28 @@ use mcp_chaos_model::exit;
 
 use crate::args::*;
 use crate::commands::runtime;
+use crate::error::{Failure, Outcome};
 
-pub(crate) fn scenario(args: &ScenarioArgs) -> i32 {
+/// Runs the scenario files under `args.paths` as a suite against the baseline, writes the
+/// suite's reports and, with `--update-baseline`, the baseline; the verdict is the suite's
+/// ([`SuiteReport::exit_code`](mcp_chaos_model::suite::SuiteReport::exit_code)).
+pub(crate) fn scenario(args: &ScenarioArgs) -> Outcome {
     use mcp_chaos::scenario::{baseline::Baseline, format, run as suite};
     if args.schema {
         match serde_json::to_string_pretty(&format::json_schema()) {
             Ok(text) => {
                 println!("{text}");
-                return exit::SUCCESS;
+                return Ok(exit::SUCCESS);
             }
             Err(e) => {
-                eprintln!("mcp-chaos: {e}");
-                return exit::INTERNAL;
+                return Err(Failure::Internal(e.to_string()));
             }
         }
     }
     let files = match format::discover(&args.paths) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("mcp-chaos: {e}");
-            return exit::USAGE;
+            return Err(Failure::Usage(e.to_string()));
         }
     };
     let files = match args.shard {
@@ -54,26 +56,22 @@ pub(crate) fn scenario(args: &ScenarioArgs) -> i32 {
         names.push((&s.name, &s.path));
     }
     if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("mcp-chaos: {e}");
-        }
-        return exit::USAGE;
+        return Err(Failure::Usage(errors.join("\n")));
     }
     if args.list {
         for s in &scenarios {
             println!("{}\t{}", s.name, s.path.display());
         }
-        return exit::SUCCESS;
+        return Ok(exit::SUCCESS);
     }
     if scenarios.is_empty() {
         eprintln!("mcp-chaos: no scenario files found (an empty shard is not an error)");
-        return exit::SUCCESS;
+        return Ok(exit::SUCCESS);
     }
     let baseline = match args.baseline.as_deref().map(Baseline::load).transpose() {
         Ok(b) => b.unwrap_or_default(),
         Err(e) => {
-            eprintln!("mcp-chaos: {e}");
-            return exit::USAGE;
+            return Err(Failure::Usage(e.to_string()));
         }
     };
     let self_exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("mcp-chaos"));
@@ -89,9 +87,7 @@ pub(crate) fn scenario(args: &ScenarioArgs) -> i32 {
         replays: args.replays.clone(),
         self_exe,
     };
-    let Some(runtime) = runtime() else {
-        return exit::INTERNAL;
-    };
+    let runtime = runtime()?;
     let progress = report::suite::SuiteProgress::new(scenarios.len(), args.quiet);
     let outputs = SuiteOutputs {
         report_json: args.report_json.clone(),
@@ -114,8 +110,9 @@ pub(crate) fn scenario(args: &ScenarioArgs) -> i32 {
         options.shard,
         options.baseline_path.clone(),
     ) {
-        eprintln!("mcp-chaos: cannot handle SIGINT and SIGTERM: {e}");
-        return exit::INTERNAL;
+        return Err(Failure::Internal(format!(
+            "cannot handle SIGINT and SIGTERM: {e}"
+        )));
     }
     let on_event = |e: &suite::SuiteEvent<'_>| {
         progress.event(e);
@@ -133,29 +130,29 @@ pub(crate) fn scenario(args: &ScenarioArgs) -> i32 {
         }
     }
     print!("{}", report::suite::render(&report));
-    if let Err(code) = outputs.write(&report) {
-        return code;
-    }
+    outputs.write(&report)?;
     if args.update_baseline
         && let Some(path) = &args.baseline
     {
         let updated = baseline.updated(&report);
         if let Err(e) = updated.save(path) {
-            eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
-            return exit::INTERNAL;
+            return Err(Failure::Internal(format!(
+                "cannot write {}: {e}",
+                path.display()
+            )));
         }
         eprintln!(
             "mcp-chaos: baseline {} updated: {} entries",
             path.display(),
             updated.entries.len()
         );
-        return if report.exit_code() == 2 {
+        return Ok(if report.exit_code() == exit::SERVER_START {
             exit::SERVER_START
         } else {
             exit::SUCCESS
-        };
+        });
     }
-    report.exit_code()
+    Ok(report.exit_code())
 }
 
 /// The report files of `mcp-chaos scenario` (`--report-json`, `--junit`, `--sarif`,
@@ -171,9 +168,9 @@ pub(crate) struct SuiteOutputs {
 }
 
 impl SuiteOutputs {
-    /// Writes every report asked for; `Err(exit::INTERNAL)` (said on stderr) when one cannot
+    /// Writes every report asked for; a [`Failure::Internal`] naming the file when one cannot
     /// be written.
-    fn write(&self, report: &mcp_chaos::scenario::outcome::SuiteReport) -> Result<(), i32> {
+    fn write(&self, report: &mcp_chaos::scenario::outcome::SuiteReport) -> Result<(), Failure> {
         type Writer<'a> = &'a dyn Fn(&std::path::Path) -> std::io::Result<()>;
         let writers: [(&Option<PathBuf>, Writer<'_>); 5] = [
             (&self.report_json, &|path| {
@@ -198,12 +195,16 @@ impl SuiteOutputs {
                     && !parent.as_os_str().is_empty()
                     && let Err(e) = std::fs::create_dir_all(parent)
                 {
-                    eprintln!("mcp-chaos: cannot create {}: {e}", parent.display());
-                    return Err(exit::INTERNAL);
+                    return Err(Failure::Internal(format!(
+                        "cannot create {}: {e}",
+                        parent.display()
+                    )));
                 }
                 if let Err(e) = write(path) {
-                    eprintln!("mcp-chaos: cannot write {}: {e}", path.display());
-                    return Err(exit::INTERNAL);
+                    return Err(Failure::Internal(format!(
+                        "cannot write {}: {e}",
+                        path.display()
+                    )));
                 }
             }
         }
@@ -255,7 +256,7 @@ pub(crate) fn write_suite_report_on_signal(
         let _ = std::io::Write::flush(&mut std::io::stdout());
         let code = match outputs.write(&report) {
             Ok(()) => report.exit_code(),
-            Err(code) => code,
+            Err(failure) => failure.exit(),
         };
         mcp_chaos::transport::process::kill_every_group();
         eprintln!("mcp-chaos: interrupted by {signal}; every server's process tree was killed");
