@@ -16,14 +16,14 @@ use crate::server::{self, HttpConfig, Mode, Running};
 ///   send for `http://` URLs through a proxy) are matched like any request — the path is
 ///   the URL's path, [`matchers::host`](crate::matchers::host) sees the URL's host, which
 ///   is also recorded in the journal — and served the chosen fault. The healthy response
-///   is [`Fault::PassThrough`]: the request is forwarded to the real origin **only if the
+///   is [`Fault::PassThrough`](crate::Fault::PassThrough): the request is forwarded to the real origin **only if the
 ///   origin is loopback** (`127.0.0.0/8`, `::1`, `localhost`; no DNS lookup is ever made),
 ///   otherwise it is refused with `502 Bad Gateway` and a journal note. Set
-///   [`healthy`](ForwardProxyBuilder::healthy) to a [`Fault::ok`] to fake every origin
+///   [`healthy`](ForwardProxyBuilder::healthy) to a [`Fault::ok`](crate::Fault::ok) to fake every origin
 ///   instead.
 /// * **`CONNECT host:port`** (what clients send for `https://` URLs) gets the faults that
 ///   make sense on a tunnel: status faults refuse the tunnel with that status (e.g.
-///   [`Fault::Forbidden`] → `403`, [`Fault::BadGateway`] → `502`), `reset` and
+///   [`Fault::Forbidden`](crate::Fault::Forbidden) → `403`, [`Fault::BadGateway`](crate::Fault::BadGateway) → `502`), `reset` and
 ///   `reset-mid-body` reset the connection, `close-before-headers` closes it, `hang` never
 ///   answers, `delay` waits then acts healthily. Healthy (`ok`, `pass-through`,
 ///   `slow-body`) opens the tunnel — for loopback targets only; others get `502`.
@@ -32,7 +32,7 @@ use crate::server::{self, HttpConfig, Mode, Running};
 ///   says so).
 ///
 /// Pass-through buffers the origin's response (up to 64 MiB) before relaying it, and
-/// body-shaping faults shape the healthy [`Fault::Ok`] body (the default body when the
+/// body-shaping faults shape the healthy [`Fault::Ok`](crate::Fault::Ok) body (the default body when the
 /// healthy response is pass-through), not the origin's.
 ///
 /// ```

@@ -11,7 +11,8 @@ pub const VIOLATIONS: i32 = 1;
 /// SIGTERM stopped the run before it found a violation: the run did not complete. The
 /// report is written in both cases.
 pub const SERVER_START: i32 = 2;
-/// The command line was invalid.
+/// The command line, or a file it names (a schema, a scenario or baseline file, a replay
+/// file), was invalid; nothing ran.
 pub const USAGE: i32 = 3;
 /// mcp-chaos itself failed (for example, the report could not be written).
 pub const INTERNAL: i32 = 4;

@@ -59,6 +59,11 @@ impl std::str::FromStr for HeaderArg {
 }
 
 /// Checks a header name: a valid HTTP token, not one of the [`RESERVED`] headers.
+///
+/// # Errors
+///
+/// A sentence naming the problem: the name is empty, is not a valid HTTP header name, or is
+/// a header the transport sets itself (compared case-insensitively).
 pub fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("a header needs a name before the colon".into());
@@ -76,7 +81,13 @@ pub fn check_name(name: &str) -> Result<(), String> {
 
 impl HeaderArg {
     /// The header with its value's `${NAME}` references expanded from `env` (a lookup such as
-    /// `|n| std::env::var(n).ok()`). Errors name the header and the variable, never the value.
+    /// `|n| std::env::var(n).ok()`).
+    ///
+    /// # Errors
+    ///
+    /// Any error of [`expand`], or an expanded value an HTTP header cannot carry (a newline or
+    /// a control character), prefixed `--header NAME:`. Errors name the header and the
+    /// variable, never the value.
     pub fn resolve(
         &self,
         env: &dyn Fn(&str) -> Option<String>,
@@ -93,8 +104,12 @@ impl HeaderArg {
     }
 }
 
-/// Expands every `${NAME}` in `template` with `env`. Errors: an unterminated `${`, an empty
-/// name, an unset variable (named in the error).
+/// Expands every `${NAME}` in `template` with `env`.
+///
+/// # Errors
+///
+/// A sentence for an unterminated `${`, an empty name, or an unset variable (named in the
+/// error).
 pub fn expand(template: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;

@@ -1028,12 +1028,6 @@ impl<'a> Arbitrary<'a> for Request {
     }
 }
 
-/// The near-miss part of a [`Request::describe`] text (`invalid UTF-8` of `tools/call with
-/// invalid UTF-8`), or the whole text for a valid frame: what findings are grouped by.
-pub fn kind_of(what: &str) -> &str {
-    what.split_once(" with ").map_or(what, |(_, kind)| kind)
-}
-
 impl Request {
     /// One frame for the campaign's wire phase (`mcp-chaos run --wire-cases N`) under
     /// `version`: the message drawn as [`Request::arbitrary`] draws it (one in sixteen a batch),
@@ -1078,7 +1072,7 @@ impl Request {
     }
 
     /// What the frame is, in a few words, for labels: `a valid tools/call`, `batch with
-    /// invalid UTF-8`, `ping with id 1.5` (the near-miss after ` with `, see [`kind_of`]).
+    /// invalid UTF-8`, `ping with id 1.5` (the near-miss after ` with `, see `session::wire_kind`).
     pub fn describe(&self) -> String {
         let subject = match &self.message {
             Message::One(c) if c.id.is_some() => format!("{}", c.method),

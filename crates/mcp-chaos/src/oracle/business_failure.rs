@@ -52,3 +52,21 @@ pub fn describe(fault: &crate::session::FaultContext) -> String {
         .unwrap_or_else(|| "no request".into());
     format!("{} ({status}{hit})", fault.name)
 }
+
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "business_failure"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[crate::finding::BUSINESS_FAILURE_AS_PROTOCOL_ERROR]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}

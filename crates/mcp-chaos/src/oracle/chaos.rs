@@ -75,3 +75,24 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         _ => Vec::new(),
     }
 }
+
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "chaos"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[
+            crate::finding::RESPONSE_AFTER_CANCEL,
+            crate::finding::UNRESPONSIVE_DURING_CALL,
+        ]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}

@@ -21,7 +21,7 @@ use crate::finding::{CONCURRENT_REQUESTS_DROPPED, Finding, Severity};
 pub struct Dropped<'a> {
     /// The probe label of the call.
     pub label: &'a str,
-    /// Its tool.
+    /// The name of the tool it called.
     pub tool: &'a str,
     /// Its request frame (as sent concurrently), or the start of it.
     pub request: &'a [u8],

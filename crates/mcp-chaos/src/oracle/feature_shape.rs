@@ -261,7 +261,7 @@ pub fn probe(ex: &Exchange) -> Option<&FeatureProbe> {
 pub enum Answer<'a> {
     /// A JSON-RPC error: its code and message.
     Error(i64, &'a str),
-    /// A result.
+    /// A JSON-RPC result: the response's `result` value, not yet checked for shape.
     Result(&'a Value),
 }
 

@@ -233,6 +233,29 @@ fn unescape(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
 }
 
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "generated"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[
+            crate::finding::INVALID_ARGS_ACCEPTED,
+            crate::finding::INVALID_ARGS_WRONG_CHANNEL,
+            crate::finding::UNACTIONABLE_ERROR,
+            crate::finding::VALID_ARGS_REJECTED,
+        ]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

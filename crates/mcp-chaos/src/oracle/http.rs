@@ -290,6 +290,30 @@ fn redirect_message(status: u16, location: Option<&str>) -> String {
     )
 }
 
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "http"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[
+            crate::finding::HTTP_CONTENT_TYPE,
+            crate::finding::HTTP_ORIGIN_NOT_VALIDATED,
+            crate::finding::HTTP_STATUS,
+            crate::finding::SESSION_ID_FORMAT,
+            crate::finding::SSE_MALFORMED,
+        ]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -36,12 +36,14 @@ pub enum LeakKind {
     Sql,
     /// A private IP address or internal hostname.
     Network,
-    /// A credential-shaped string.
+    /// A credential-shaped string: a provider key or token (AWS, GitHub, Slack, Stripe,
+    /// OpenAI, Google), a JWT, a private key, a bearer token, or a high-entropy secret.
     Credential,
 }
 
 impl LeakKind {
-    /// A short name.
+    /// The family's name in finding messages: `canary`, `secret`, `stack trace`,
+    /// `internal path`, `SQL`, `internal network address` or `credential`.
     pub fn name(self) -> &'static str {
         match self {
             LeakKind::Canary => "canary",
@@ -55,12 +57,12 @@ impl LeakKind {
     }
 }
 
-/// One rule of the table.
+/// One rule of the table ([`RULES`]): a regular expression and the family it reports.
 #[derive(Debug, Clone, Copy)]
 pub struct Rule {
     /// Stable id, e.g. `python-traceback`.
     pub id: &'static str,
-    /// The family.
+    /// The family of leak the rule finds.
     pub kind: LeakKind,
     /// The pattern (Rust `regex` syntax).
     pub pattern: &'static str,
@@ -250,12 +252,12 @@ static COMPILED: LazyLock<Option<Compiled>> = LazyLock::new(|| {
     })
 });
 
-/// One leak found.
+/// One leak found by the scanner: which rule matched, and a redacted excerpt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leak {
     /// The rule id (`canary`, `secret`, or a [`RULES`] id).
     pub rule: String,
-    /// The family.
+    /// The family of the rule that matched.
     pub kind: LeakKind,
     /// The text around the match, with the matched text replaced by `[REDACTED]` for
     /// credentials, secrets and canaries (other matches are shown, cut to 80 characters).

@@ -80,3 +80,21 @@ fn unrequested_logs(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     f.group = Some("unrequested-log".into());
     vec![f]
 }
+
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "log_level"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[crate::finding::LOG_LEVEL_ERRORS]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}

@@ -235,6 +235,24 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     )]
 }
 
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "masking"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[crate::finding::ERROR_MASKED_AS_SUCCESS]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

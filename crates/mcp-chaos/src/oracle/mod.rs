@@ -155,50 +155,83 @@ pub fn rubric(code: &str) -> Option<&'static str> {
     (code == crate::finding::UNACTIONABLE_ERROR.code).then_some(actionable::RUBRIC)
 }
 
-/// One per-exchange check: the findings it makes of an exchange under the run's context
-/// (none when the exchange holds nothing it judges). Each lives in the module of its
-/// invariant, with its spec reference and its tests.
-pub type Check = fn(&Context<'_>, &Exchange) -> Vec<Finding>;
+/// One invariant the oracle judges on every exchange: a module of its own (its spec
+/// reference, its [`Check::check`], its tests), in the small shape [`judge`] runs. A check
+/// makes findings of one exchange under the run's context (none when the exchange holds
+/// nothing it judges); it reports only the catalog entries it names in
+/// [`Check::invariants`] (`judge` asserts so in debug builds). Invariants judged across
+/// exchanges (liveness after a probe, stdin EOF at shutdown, concurrency in the scheduler)
+/// are called where their evidence is, not through this trait ([`ACROSS_EXCHANGES`]).
+pub trait Check: Sync {
+    /// The module's name, its file under `oracle/` (`error_codes`).
+    fn name(&self) -> &'static str;
+    /// The catalog entries (`MCxxx`) this check can report.
+    fn invariants(&self) -> &'static [Invariant];
+    /// The findings of `ex` under `ctx`.
+    fn check(&self, ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding>;
+}
 
-/// Every per-exchange check [`judge`] runs, by module name, in the order their findings come
-/// out. An invariant judged across exchanges (liveness after a probe, stdin EOF at shutdown,
-/// concurrency in the scheduler) is called where its evidence is, not from here.
-pub const CHECKS: &[(&str, Check)] = &[
-    ("stdout", stdout::check),
-    ("response_shape", response_shape::check),
-    ("response_id", response_id::check),
-    ("no_response", no_response::check),
-    ("notification_reply", notification_reply::check),
-    ("notification_flood", notification_flood::check),
-    ("server_request_flood", server_request_flood::check),
-    ("error_codes", error_codes::check),
-    ("unknown_tool", unknown_tool::check),
-    ("version", version::check),
-    ("lifecycle", lifecycle::check),
-    ("business_failure", business_failure::check),
-    ("masking", masking::check),
-    ("actionable", actionable::check),
-    ("leaked", leaked::check),
-    ("structured", structured::check),
-    ("deadline", deadline::check),
-    ("http", http::check),
-    ("chaos", chaos::check),
-    ("generated", generated::check),
-    ("wire_answer", wire_answer::check),
-    ("resource_not_found", resource_not_found::check),
-    ("empty_resource_contents", empty_resource_contents::check),
-    ("pagination", pagination::check),
-    ("prompt_errors", prompt_errors::check),
-    ("log_level", log_level::check),
-    ("capability_gating", capability_gating::check),
+/// Every per-exchange check [`judge`] runs, in the order their findings come out.
+pub static CHECKS: &[&dyn Check] = &[
+    &stdout::Rule,
+    &response_shape::Rule,
+    &response_id::Rule,
+    &no_response::Rule,
+    &notification_reply::Rule,
+    &notification_flood::Rule,
+    &server_request_flood::Rule,
+    &error_codes::Rule,
+    &unknown_tool::Rule,
+    &version::Rule,
+    &lifecycle::Rule,
+    &business_failure::Rule,
+    &masking::Rule,
+    &actionable::Rule,
+    &leaked::Rule,
+    &structured::Rule,
+    &deadline::Rule,
+    &http::Rule,
+    &chaos::Rule,
+    &generated::Rule,
+    &wire_answer::Rule,
+    &resource_not_found::Rule,
+    &empty_resource_contents::Rule,
+    &pagination::Rule,
+    &prompt_errors::Rule,
+    &log_level::Rule,
+    &capability_gating::Rule,
+];
+
+/// The catalog entries judged across exchanges rather than by a [`Check`]: by the liveness
+/// probe after each probe, at shutdown, by the scheduler, the wire and transport phases, the
+/// generator and the scenario engine. With the entries of [`CHECKS`], they are the catalog.
+pub const ACROSS_EXCHANGES: &[Invariant] = &[
+    crate::finding::NOT_ALIVE,
+    crate::finding::SERVER_DIED,
+    crate::finding::SERVER_WEDGED,
+    crate::finding::CRASH_ON_INPUT,
+    crate::finding::STDIN_EOF_IGNORED,
+    crate::finding::CONCURRENT_REQUESTS_MIXED,
+    crate::finding::CONCURRENT_REQUESTS_DROPPED,
+    crate::finding::UNSATISFIABLE_INPUT_SCHEMA,
+    crate::finding::EXPECTATION_FAILED,
 ];
 
 /// Runs every per-exchange check of [`CHECKS`] on `ex`.
 pub fn judge(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
-    CHECKS
-        .iter()
-        .flat_map(|(_, check)| check(ctx, ex))
-        .collect()
+    let mut out = Vec::new();
+    for check in CHECKS {
+        let found = check.check(ctx, ex);
+        debug_assert!(
+            found
+                .iter()
+                .all(|f| check.invariants().iter().any(|i| i.code == f.code)),
+            "{} reported an invariant it does not declare",
+            check.name()
+        );
+        out.extend(found);
+    }
+    out
 }
 
 /// The text a `CallToolResult` shows the model: its text blocks and embedded text resources,

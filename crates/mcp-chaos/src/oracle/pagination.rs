@@ -73,3 +73,21 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     };
     vec![finding(&PAGINATION_CURSOR, severity, ctx, ex, message)]
 }
+
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "pagination"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[crate::finding::PAGINATION_CURSOR]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}

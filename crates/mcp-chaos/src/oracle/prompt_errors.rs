@@ -40,3 +40,21 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     };
     vec![finding(&PROMPT_ARGUMENT_ERRORS, Severity::Warning, ctx, ex, message).with_spec_page(page)]
 }
+
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "prompt_errors"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[crate::finding::PROMPT_ARGUMENT_ERRORS]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}

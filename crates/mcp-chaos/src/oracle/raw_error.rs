@@ -22,7 +22,8 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet};
 
-/// One rule of the table.
+/// One rule of the table ([`RULES`]): a regular expression for raw exception text, anywhere
+/// in the message or as the whole unwrapped message.
 #[derive(Debug, Clone, Copy)]
 pub struct RawRule {
     /// Stable id, e.g. `python-attribute-error`.
@@ -35,7 +36,8 @@ pub struct RawRule {
     pub pattern: &'static str,
 }
 
-/// The built-in rules.
+/// The built-in rules, *anywhere* and *whole-message* ones together, each with a true and a
+/// false example in this module's tests.
 pub const RULES: &[RawRule] = &[
     RawRule {
         id: "python-attribute-error",
@@ -147,7 +149,7 @@ static WRAPPER: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// A match of the table in a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawText {
-    /// The rule's id.
+    /// The id of the rule that matched (a [`RULES`] id, e.g. `python-attribute-error`).
     pub rule: &'static str,
     /// The rule's label, e.g. "a Python AttributeError".
     pub label: &'static str,

@@ -84,3 +84,21 @@ fn same_value_other_type(a: &RequestId, b: &RequestId) -> bool {
         _ => false,
     }
 }
+
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "response_id"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[crate::finding::RESPONSE_ID_MISMATCH]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}

@@ -274,6 +274,24 @@ pub fn call_tool_result(result: &Value, version: ProtocolVersion) -> Vec<String>
     out
 }
 
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "response_shape"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[crate::finding::MALFORMED_RESPONSE]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

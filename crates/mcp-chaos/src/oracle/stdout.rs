@@ -123,6 +123,27 @@ fn quote(frame: &Frame) -> String {
     format!("{:?}", super::leaks::scrub(&frame.excerpt(80)))
 }
 
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "stdout"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[
+            crate::finding::OVERSIZE_FRAME,
+            crate::finding::STDOUT_NOT_PROTOCOL,
+        ]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -34,7 +34,7 @@ static OUTPUT_VALIDATION_FAILED: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?i)\boutput validation (?:error|failed)|\b(?:failed to validate|does not (?:match|conform to)|doesn't (?:match|conform to)) (?:the |its )?(?:tool's )?output ?schema\b|\bno structured ?(?:output|content) (?:was )?(?:returned|provided)|\binvalid structured ?(?:output|content)\b").ok()
 });
 
-/// `text` without what it says about the tool's output (see [`ABOUT_OUTPUT`]): what remains
+/// `text` without what it says about the tool's output (see `ABOUT_OUTPUT`): what remains
 /// is what it may say about the arguments.
 pub fn without_output_text(text: &str) -> Cow<'_, str> {
     match ABOUT_OUTPUT.as_ref() {
@@ -142,4 +142,22 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
         ex,
         message,
     )]
+}
+
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "structured"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[crate::finding::STRUCTURED_CONTENT_SCHEMA]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
 }

@@ -688,11 +688,12 @@ fn the_excerpt_of_a_kept_start_is_the_excerpt_of_the_whole_frame() {
     );
 }
 
-/// Every oracle module with a per-exchange `check` is in [`super::CHECKS`], once: a new
+/// Every oracle module with a per-exchange `check` is in [`super::CHECKS`], once (under its
+/// file's name): a new
 /// invariant's check cannot be written and then forgotten by `judge`.
 #[test]
 fn every_per_exchange_check_is_judged_once() {
-    let names: Vec<&str> = super::CHECKS.iter().map(|(name, _)| *name).collect();
+    let names: Vec<&str> = super::CHECKS.iter().map(|c| c.name()).collect();
     let mut unique = names.clone();
     unique.sort_unstable();
     unique.dedup();
@@ -717,4 +718,32 @@ fn every_per_exchange_check_is_judged_once() {
         }
     }
     assert_eq!(found, names.len(), "{names:?}");
+}
+
+/// Every catalog entry is judged somewhere: declared by a per-exchange check or listed as
+/// judged across exchanges, and no entry both ways; an entry left out of both is seen.
+#[test]
+fn every_catalog_entry_is_judged_by_a_check_or_across_exchanges() {
+    let by_checks: Vec<&str> = super::CHECKS
+        .iter()
+        .flat_map(|c| c.invariants().iter().map(|i| i.code))
+        .collect();
+    let across: Vec<&str> = super::ACROSS_EXCHANGES.iter().map(|i| i.code).collect();
+    let unjudged = |catalog: &[crate::finding::Invariant]| -> Vec<&'static str> {
+        catalog
+            .iter()
+            .map(|i| i.code)
+            .filter(|c| !by_checks.contains(c) && !across.contains(c))
+            .collect()
+    };
+    assert_eq!(unjudged(crate::finding::CATALOG), Vec::<&str>::new());
+    for code in &across {
+        assert!(!by_checks.contains(code), "{code} is both");
+    }
+    let mut planted = crate::finding::CATALOG.to_vec();
+    planted.push(crate::finding::Invariant {
+        code: "MC999",
+        ..crate::finding::CATALOG[0]
+    });
+    assert_eq!(unjudged(&planted), vec!["MC999"]);
 }

@@ -148,7 +148,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
                 // `_meta` that is not an object.
                 if mcp_invalid
                     || matches!(
-                        crate::fuzz::kind_of(what),
+                        crate::session::wire_kind(what),
                         "a result member" | "an error member" | "an unknown member"
                     )
                 {
@@ -173,7 +173,7 @@ pub fn check(ctx: &Context<'_>, ex: &Exchange) -> Vec<Finding> {
     // it (the TypeScript SDK's message schema is strict) breaks no rule the spec states
     // outright, only the rule that an error carries the id it could read.
     let extra_member = matches!(
-        crate::fuzz::kind_of(what),
+        crate::session::wire_kind(what),
         "a result member" | "an error member" | "an unknown member"
     );
     let refused = nothing || (batches == 0 && responses.len() == 1 && responses[0].is_error());
@@ -286,4 +286,27 @@ pub fn escaped(bytes: &[u8], max: usize) -> String {
         out.push_str("...");
     }
     out
+}
+
+/// This invariant as the oracle's [`judge`](super::judge) runs it on every exchange
+/// ([`check`]), with the catalog entries it reports.
+pub struct Rule;
+
+impl super::Check for Rule {
+    fn name(&self) -> &'static str {
+        "wire_answer"
+    }
+
+    fn invariants(&self) -> &'static [crate::finding::Invariant] {
+        &[
+            crate::finding::NO_RESPONSE,
+            crate::finding::REPLY_TO_NOTIFICATION,
+            crate::finding::RESPONSE_ID_MISMATCH,
+            crate::finding::WIRE_ANSWER,
+        ]
+    }
+
+    fn check(&self, ctx: &super::Context<'_>, ex: &crate::session::Exchange) -> Vec<Finding> {
+        check(ctx, ex)
+    }
 }

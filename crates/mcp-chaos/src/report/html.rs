@@ -26,7 +26,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::finding::Severity;
-use crate::scenario::outcome::{ScenarioFinding, ScenarioReport, ScenarioStatus, SuiteReport};
+use mcp_chaos_model::suite::{ScenarioFinding, ScenarioReport, ScenarioStatus, SuiteReport};
 
 /// The column of findings made under no upstream fault.
 pub const NO_FAULT: &str = "no fault";

@@ -19,7 +19,8 @@ pub fn path_for(report: &Path) -> PathBuf {
     report.with_file_name(format!("{stem}.findings.jsonl"))
 }
 
-/// An open journal.
+/// An open findings journal (`*.findings.jsonl`), made by [`Journal::create`]: one JSON line
+/// per finding, written as found.
 #[derive(Debug)]
 pub struct Journal {
     file: std::fs::File,

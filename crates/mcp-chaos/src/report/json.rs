@@ -13,6 +13,11 @@ use std::path::Path;
 use crate::run::Report;
 
 /// Writes `report` as pretty-printed JSON to `path` (replacing it), creating parent folders.
+///
+/// # Errors
+///
+/// Any I/O error creating the folders or writing the file, or a serialization error (as
+/// [`std::io::ErrorKind::Other`]).
 pub fn write(report: &Report, path: &Path) -> std::io::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;

@@ -24,7 +24,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::report::forward_slashes;
-use crate::scenario::outcome::{
+use mcp_chaos_model::suite::{
     FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, StepReport, SuiteReport,
 };
 

@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::report::forward_slashes;
-use crate::scenario::outcome::{
+use mcp_chaos_model::suite::{
     BaselineEntry, FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, SuiteReport,
 };
 

@@ -21,7 +21,7 @@ use crate::finding::Severity;
 use crate::finding::fingerprint;
 use crate::run::Report;
 use crate::run::live::RunOutcome;
-use crate::scenario::outcome::{
+use mcp_chaos_model::suite::{
     FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, StepReport, SuiteReport,
 };
 

@@ -43,7 +43,7 @@ use serde_sarif::sarif::{
 use crate::finding::{self, Invariant, Severity};
 use crate::protocol::ProtocolVersion;
 use crate::report::forward_slashes;
-use crate::scenario::outcome::{
+use mcp_chaos_model::suite::{
     BaselineEntry, FindingStatus, ScenarioFinding, ScenarioReport, ScenarioStatus, SuiteReport,
 };
 

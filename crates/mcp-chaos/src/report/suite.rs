@@ -41,7 +41,9 @@ impl SuiteProgress {
         bars.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone())
     }
 
-    /// Consumes one event.
+    /// Updates the display for one event: `Started` adds the scenario's spinner, `Step` and
+    /// `Run` update its message, `Finished` removes it and prints the scenario's result line
+    /// (on stderr).
     pub fn event(&self, event: &SuiteEvent<'_>) {
         match event {
             SuiteEvent::Started { name, steps } => {

@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::finding::{self, Finding, Severity};
 use crate::run::{Event, Report};
 
-/// Live progress for a run.
+/// Live progress of a `mcp-chaos run` on stderr: a bar of probes done out of planned (on a
+/// TTY), else one line per notable event.
 #[derive(Debug)]
 pub struct Progress {
     bar: ProgressBar,
@@ -37,7 +38,9 @@ impl Progress {
         Progress { bar, quiet }
     }
 
-    /// Consumes one event.
+    /// Updates the display for one run event: advances or lengthens the bar, and prints a
+    /// line for notable events (start, tools left out, phases). Warnings print even when
+    /// `quiet`.
     pub fn event(&mut self, event: &Event<'_>) {
         match event {
             Event::Starting { server } => self.line(&format!("starting {server}")),
@@ -165,7 +168,7 @@ impl Progress {
         }
     }
 
-    /// Removes the bar.
+    /// Clears the progress bar from the terminal (call before printing the summary).
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }

@@ -33,8 +33,10 @@
 //! read ([`sendable_uri`]).
 
 use mcp_chaos_faults::{Fault, ScopedFault};
-use serde::Serialize;
 use serde_json::{Value, json};
+
+use mcp_chaos_model::report::REACH_KEPT;
+pub use mcp_chaos_model::report::{FeatureCounts, FeatureReach};
 
 use super::{Campaign, Event};
 use crate::protocol::ProtocolVersion;
@@ -130,38 +132,14 @@ impl Default for FeatureSelection {
     }
 }
 
-/// One `resources/read` or `prompts/get` target's upstream reach (with a fake upstream), in
-/// `summary.features.upstream`: whether its handler calls the upstream, and how many requests
-/// ran under a fault.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct FeatureReach {
-    /// `resources/read` or `prompts/get`.
-    pub method: &'static str,
-    /// The URI read, or the prompt's name.
-    pub target: String,
-    /// The template the URI was expanded from, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub template: Option<String>,
-    /// The prompt's arguments of the first request that reached the upstream (what the fault
-    /// requests send); left out for resources and when none reached.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Value>,
-    /// Whether any of its requests made an upstream request.
-    pub reached: bool,
-    /// Requests of it made while the fake upstream listened (healthy and under faults).
-    pub requests_tried: u64,
-    /// How many of them made at least one upstream request.
-    pub requests_reached: u64,
-    /// Requests of it sent under a fault profile.
-    pub faults: u64,
-    /// The upstream request paths (without the query) its requests made, in the order first
-    /// seen, at most [`super::reach::KEPT`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<String>,
+/// The probe and params that send a [`FeatureReach`]'s request again (the plain prompt
+/// arguments).
+trait Resend {
+    /// The probe and its `params`.
+    fn request(&self) -> (FeatureProbe, Value);
 }
 
-impl FeatureReach {
-    /// The probe and params that send this request again (the plain prompt arguments).
+impl Resend for FeatureReach {
     fn request(&self) -> (FeatureProbe, Value) {
         if self.method == "prompts/get" {
             let arguments = self.arguments.clone().unwrap_or_else(|| json!({}));
@@ -185,59 +163,18 @@ impl FeatureReach {
     }
 }
 
-/// Requests of the features phase, per feature, in the report's summary (`summary.features`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct FeatureCounts {
-    /// Requests about resources and templates: list pages, reads, invalid cursors.
-    pub resources: u64,
-    /// Requests about prompts: list pages, gets.
-    pub prompts: u64,
-    /// `completion/complete` requests.
-    pub completions: u64,
-    /// `logging/setLevel` requests.
-    pub logging: u64,
-    /// Requests of methods behind capabilities the server did not advertise.
-    pub gating: u64,
-    /// Resources the server listed (all pages).
-    pub resources_listed: u64,
-    /// Resource templates the server listed.
-    pub templates_listed: u64,
-    /// Prompts the server listed.
-    pub prompts_listed: u64,
-    /// With a fake upstream: per `resources/read` URI and `prompts/get` prompt requested,
-    /// whether its handler reached the upstream (see [`FeatureReach`]); left out of the JSON
-    /// without a fake upstream or when the phase read and got nothing.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub upstream: Vec<FeatureReach>,
-}
-
-impl FeatureCounts {
-    /// Whether the phase sent nothing.
-    pub fn is_empty(&self) -> bool {
-        self.sent() == 0
-    }
-
-    /// Requests the phase sent, over every feature.
-    pub fn sent(&self) -> u64 {
-        self.resources + self.prompts + self.completions + self.logging + self.gating
-    }
-
-    /// Adds `other`'s counts (another version's campaign).
-    pub fn add(&mut self, other: &FeatureCounts) {
-        self.resources += other.resources;
-        self.prompts += other.prompts;
-        self.completions += other.completions;
-        self.logging += other.logging;
-        self.gating += other.gating;
-        self.resources_listed = self.resources_listed.max(other.resources_listed);
-        self.templates_listed = self.templates_listed.max(other.templates_listed);
-        self.prompts_listed = self.prompts_listed.max(other.prompts_listed);
-        self.upstream.extend(other.upstream.iter().cloned());
-    }
-
+/// What the features phase notes in its counts ([`FeatureCounts`], a report type of
+/// `mcp-chaos-model`): a request sent, and whether a read or prompt reached the upstream.
+trait Counting {
     /// Notes a request of `probe` (a `resources/read` or `prompts/get`; others are ignored)
     /// that made upstream requests to `paths` (none: it did not reach the upstream).
-    pub fn note_reach(&mut self, probe: &FeatureProbe, paths: &[&str], faulted: bool) {
+    fn note_reach(&mut self, probe: &FeatureProbe, paths: &[&str], faulted: bool);
+    /// Counts a request of `probe` under its feature.
+    fn count(&mut self, probe: &FeatureProbe);
+}
+
+impl Counting for FeatureCounts {
+    fn note_reach(&mut self, probe: &FeatureProbe, paths: &[&str], faulted: bool) {
         let (method, target, template, arguments) = match probe {
             FeatureProbe::Read { uri, template } => ("resources/read", uri, template.clone(), None),
             FeatureProbe::GetPrompt {
@@ -280,7 +217,7 @@ impl FeatureCounts {
             r.arguments = arguments.cloned();
         }
         for path in paths {
-            if r.paths.len() < super::reach::KEPT && !r.paths.iter().any(|p| p == path) {
+            if r.paths.len() < REACH_KEPT && !r.paths.iter().any(|p| p == path) {
                 r.paths.push((*path).to_owned());
             }
         }
@@ -373,7 +310,7 @@ const NETWORK_SCHEMES: &[&str] = &[
 ];
 
 /// Whether reading `uri` keeps mcp-chaos's requests on this machine: a network scheme
-/// ([`NETWORK_SCHEMES`]) or `file` only with a loopback (or empty) host
+/// (`NETWORK_SCHEMES`) or `file` only with a loopback (or empty) host
 /// ([`crate::generate::is_safe_str`]); any other scheme (`mcp-chaos://`, `demo://`, ...) names a
 /// server's own resources, whose authority is no host.
 pub fn sendable_uri(uri: &str) -> bool {

@@ -14,9 +14,9 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use serde::Serialize;
+pub use mcp_chaos_model::report::{ErrorReport, ExchangeExcerpt, RunOutcome, STDERR_TAIL_BYTES};
 
-use super::{Event, Report, RunConfig, RunError, Summary};
+use super::{Event, Report, RunConfig, RunError, Summary, empty_report};
 use crate::finding::{Finding, Severity};
 use crate::session::{Exchange, Outcome, Probe, ReceivedItem};
 
@@ -29,56 +29,9 @@ pub const EXCERPT_BYTES: usize = 2_000;
 /// The most frames received quoted per exchange in [`ExchangeExcerpt`].
 const FRAMES_KEPT: usize = 4;
 
-/// The longest server output tail in [`ErrorReport::stderr_tail`], in bytes.
-pub const STDERR_TAIL_BYTES: usize = 4_096;
-
-/// How a run ended: the report's `outcome`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunOutcome {
-    /// Every phase ran (exit 0 or 1).
-    Completed,
-    /// The server could not be started or did not complete initialization (exit 2).
-    NotStarted,
-    /// SIGINT or SIGTERM stopped the run; the findings are those found so far (exit 1 when
-    /// one is a violation, else 2).
-    Interrupted,
-}
-
-/// Why a run did not complete: the report's `error`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ErrorReport {
-    /// `start` (the server could not be started: no spawn, an early exit, no port),
-    /// `initialize` (no usable answer to `initialize` or `server/discover`), `injectors`
-    /// (the fault injectors could not start) or `interrupted` (SIGINT or SIGTERM).
-    pub kind: &'static str,
-    /// What happened, as the terminal says it.
-    pub message: String,
-    /// The end of the server's output (stderr, and stdout when the transport does not read
-    /// it), at most [`STDERR_TAIL_BYTES`] bytes; empty when there was none.
-    pub stderr_tail: String,
-}
-
-/// One exchange, quoted in the report of a run that ended early (`exchanges`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ExchangeExcerpt {
-    /// The probe, e.g. `initialize 2025-11-25`.
-    pub probe: String,
-    /// The frame sent (excerpt).
-    pub sent: String,
-    /// Frames and events received while it was open (excerpts, at most 4).
-    pub received: Vec<String>,
-    /// How the wait ended: `answered`, `no answer`, `gone`, ... .
-    pub outcome: String,
-    /// Time from send to outcome, in ms.
-    pub elapsed_ms: u64,
-}
-
-impl ExchangeExcerpt {
-    /// The excerpt of `ex`, with `secrets` redacted.
-    pub fn of(ex: &Exchange, secrets: &[String]) -> ExchangeExcerpt {
-        Kept::of(ex, secrets.len()).excerpt(secrets)
-    }
+/// The excerpt of `ex` quoted in a report of a run that ended early, with `secrets` redacted.
+pub fn excerpt(ex: &Exchange, secrets: &[String]) -> ExchangeExcerpt {
+    Kept::of(ex, secrets.len()).excerpt(secrets)
 }
 
 /// One of the last exchanges, as [`LiveRun`] keeps it until a report quotes it: what the
@@ -213,7 +166,7 @@ impl LiveRun {
     pub fn new(config: &RunConfig) -> LiveRun {
         LiveRun {
             inner: Arc::new(Mutex::new(State {
-                report: Report::empty(config),
+                report: empty_report(config),
                 secrets: config
                     .secrets
                     .iter()

@@ -6,7 +6,7 @@
 //! since a tool that builds `base_url + path` may reach the upstream only for some arguments
 //! (`path = "/a"`, not `path = "a"`).
 
-use serde::Serialize;
+pub use mcp_chaos_model::report::ToolReach;
 
 /// `mcp-chaos explain upstream`: how upstream discovery works.
 pub const EXPLAIN: &str = "Upstream discovery (with --upstream-env, --url-args or --proxy). \
@@ -26,33 +26,8 @@ check how the server finds its upstream (an environment variable: --upstream-env
 URL argument: --url-args; an HTTP proxy: --proxy) and which arguments make it call out.";
 use serde_json::Value;
 
-/// One tool's reach, in the report's summary (`summary.upstream`).
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct ToolReach {
-    /// The tool.
-    pub tool: String,
-    /// Whether any of its calls made an upstream request.
-    pub reached: bool,
-    /// `tools/call` requests of the tool made while the fake upstream listened (every phase).
-    pub calls_tried: u64,
-    /// How many of them made at least one upstream request.
-    pub calls_reached: u64,
-    /// The smallest arguments (by serialized size) of a call that reached the upstream: what
-    /// the fault phases call the tool with. Left out of the JSON when none did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Value>,
-    /// The upstream request paths (without the query) its calls made, in the order first
-    /// seen, at most [`KEPT`]; the fault properties scope faults to them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<String>,
-    /// The smallest distinct arguments that reached the upstream, smallest first, at most
-    /// [`KEPT`] (what the fault properties draw from).
-    #[serde(skip)]
-    pub reaching: Vec<Value>,
-}
-
 /// How many reaching argument values and request paths are kept per tool.
-pub const KEPT: usize = 8;
+pub const KEPT: usize = mcp_chaos_model::report::REACH_KEPT;
 
 /// Every tool's reach, in the order the tools were first called.
 #[derive(Debug, Clone, Default)]

@@ -7,6 +7,7 @@
 //! say `readOnlyHint: true`; a tool without annotations is not assumed safe. The tools that say
 //! `destructiveHint: true` are listed on stderr before any is called.
 
+pub use mcp_chaos_model::report::Skipped;
 use serde_json::Value;
 
 /// The selection asked for. The default selects every tool.
@@ -18,15 +19,6 @@ pub struct ToolSelection {
     pub skip: Vec<String>,
     /// Call only tools annotated `readOnlyHint: true`.
     pub read_only: bool,
-}
-
-/// A tool left out, and why (in the report's `summary.skipped_tools`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
-pub struct Skipped {
-    /// The tool's name.
-    pub tool: String,
-    /// Why: `"not in --tools"`, `"--skip-tools"`, or `"not readOnlyHint: true"`.
-    pub reason: &'static str,
 }
 
 impl ToolSelection {

@@ -32,9 +32,10 @@
 //! (the order of the lifecycle is the lifecycle invariant's), a `subscriptions/listen`
 //! (its stream may stay open), a `tools/call` of a listed tool the tool selection leaves
 //! out (or any listed tool when tool calls are off), and an integer id beyond 2^53 - 1 (see
-//! [`MAX_SAFE_ID`]; drawn ids are folded into that range, so only the odd ids 2^64 - 1 and
+//! `MAX_SAFE_ID`; drawn ids are folded into that range, so only the odd ids 2^64 - 1 and
 //! -2^63 are skipped).
 
+pub use mcp_chaos_model::report::WireSummary;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -73,32 +74,6 @@ const SHRINK_DEPTH: usize = 2048;
 /// Most nodes the structure phase enumerates per round.
 const SHRINK_NODES: usize = 4096;
 
-/// The wire phase's totals, in the report's summary (left out when the phase did not run).
-#[derive(Debug, Clone, Default, serde::Serialize, schemars::JsonSchema)]
-pub struct WireSummary {
-    /// Frames sent (shrinking candidates not included).
-    pub frames: u64,
-    /// Cases drawn but not sent (see the module docs).
-    pub skipped: u64,
-    /// Frames that failed and were shrunk.
-    pub shrunk: u64,
-    /// Candidates sent while shrinking.
-    pub shrink_steps: u64,
-    /// Wall time of the phase, in ms (shrinking and restarts included).
-    pub elapsed_ms: u64,
-}
-
-impl WireSummary {
-    /// Adds another campaign's totals.
-    pub fn add(&mut self, other: &WireSummary) {
-        self.frames += other.frames;
-        self.skipped += other.skipped;
-        self.shrunk += other.shrunk;
-        self.shrink_steps += other.shrink_steps;
-        self.elapsed_ms += other.elapsed_ms;
-    }
-}
-
 /// The bytes case `case` of a run seeded `seed` is drawn from (splitmix64).
 pub fn case_bytes(seed: u64, case: usize) -> Vec<u8> {
     let mut state = seed ^ (case as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5749_5245;
@@ -115,7 +90,7 @@ pub fn case_bytes(seed: u64, case: usize) -> Vec<u8> {
 }
 
 /// Case `case` of a run seeded `seed` under `version`: the frame drawn, with its small
-/// integer ids moved past mcp-chaos's own (see [`ID_BASE`]).
+/// integer ids moved past mcp-chaos's own (see `ID_BASE`).
 pub fn draw(seed: u64, case: usize, version: ProtocolVersion) -> Option<Request> {
     let bytes = case_bytes(seed, case);
     let mut u = arbitrary::Unstructured::new(&bytes);
@@ -331,7 +306,7 @@ impl Campaign<'_> {
                 super::method_key_of(c.method.as_str(), c.params.as_ref())
                     .is_some_and(|k| self.failed_methods.contains(&k))
             });
-            if failed_method || fatal.contains(crate::fuzz::kind_of(&what)) {
+            if failed_method || fatal.contains(crate::session::wire_kind(&what)) {
                 summary.skipped += 1;
                 continue;
             }
@@ -359,7 +334,7 @@ impl Campaign<'_> {
             };
             for (failure, _) in &outcome.failures {
                 if matches!(failure, Failure::Died | Failure::NotAlive) {
-                    fatal.insert(crate::fuzz::kind_of(&what).to_owned());
+                    fatal.insert(crate::session::wire_kind(&what).to_owned());
                 }
             }
             let first = outcome
@@ -458,7 +433,7 @@ impl Campaign<'_> {
         findings.extend(alive);
         findings.extend(oracle::judge(&ctx, &ping));
         let kind = match &exchange.probe {
-            Probe::Wire { what, .. } => crate::fuzz::kind_of(what).to_owned(),
+            Probe::Wire { what, .. } => crate::session::wire_kind(what).to_owned(),
             _ => String::new(),
         };
         // One finding per way of failing and kind of frame (every frame with invalid UTF-8

@@ -74,7 +74,7 @@ impl Baseline {
         })
     }
 
-    /// The entries of `scenario`.
+    /// Copies of the entries whose `scenario` field equals `scenario` (a scenario name).
     pub fn entries_of(&self, scenario: &str) -> Vec<BaselineEntry> {
         self.entries
             .iter()

@@ -106,15 +106,16 @@ pub struct ScenarioFile {
     /// shared resource). Default false.
     #[serde(default)]
     pub exclusive: bool,
-    /// The server under test.
+    /// `[server]`: how to start (stdio) or reach (HTTP) the server under test. Required.
     pub server: ServerSection,
     /// Temporary files and folders made before the server starts, removed after.
     #[serde(default)]
     pub sandbox: Option<SandboxSection>,
-    /// Fake upstreams and secrets.
+    /// `[upstream]`: the fault-injecting fake upstream and the secrets handed to the server
+    /// (default: none; `call` faults and `faults` steps need it).
     #[serde(default)]
     pub upstream: Option<UpstreamSection>,
-    /// The steps, played in order.
+    /// The `[[step]]` tables, played in file order, each with its source span.
     #[serde(default, rename = "step")]
     #[schemars(with = "Vec<StepSpec>")]
     pub steps: Vec<Spanned<StepSpec>>,
@@ -230,7 +231,7 @@ pub struct StepSpec {
     /// A label for reports (default: one made from the action).
     #[serde(default)]
     pub name: Option<String>,
-    /// Call one tool.
+    /// Call one tool (`tools/call`), optionally under `fault`.
     #[serde(default)]
     pub call: Option<CallSpec>,
     /// With `call`: the upstream fault in effect during the call (needs `[upstream]`): a fault
@@ -286,7 +287,7 @@ pub struct StepSpec {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallSpec {
-    /// The tool's name.
+    /// The name of the tool to call, as `tools/list` gives it.
     pub tool: String,
     /// Its arguments (default: a small valid value generated from its `inputSchema`).
     #[serde(default)]
@@ -298,7 +299,7 @@ pub struct CallSpec {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadSpec {
-    /// The resource's URI.
+    /// The URI to read, after substitution.
     pub uri: String,
 }
 
@@ -306,7 +307,7 @@ pub struct ReadSpec {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PromptSpec {
-    /// The prompt's name.
+    /// The prompt's name, as `prompts/list` gives it.
     pub name: String,
     /// Its arguments, a string per argument name (default: none).
     #[serde(default)]
@@ -433,7 +434,7 @@ pub struct InvariantExpect {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Known {
-    /// The invariant (name or code).
+    /// The invariant accepted, by name (`wrong-error-code`) or code (`MC102`).
     pub invariant: String,
     /// Only findings on this tool (default: any).
     #[serde(default)]
@@ -450,7 +451,7 @@ pub struct Known {
 pub enum Action {
     /// `call`, optionally under a fault.
     Call {
-        /// The tool.
+        /// The name of the tool to call.
         tool: String,
         /// Its arguments (`None`: the planned small valid value).
         arguments: Option<Value>,
@@ -459,71 +460,72 @@ pub enum Action {
     },
     /// `read`: `resources/read` of a URI.
     Read {
-        /// The URI.
+        /// The URI to read, as written in the step.
         uri: String,
     },
     /// `prompt`: `prompts/get` of a prompt.
     Prompt {
-        /// The prompt.
+        /// The name of the prompt to get.
         name: String,
         /// Its arguments (an object of strings; empty when none were given).
         arguments: Value,
     },
-    /// `generate`.
+    /// `generate`: the generated phase (boundary, hostile, random valid and invalid cases).
     Generate {
-        /// The tool (`None`: all).
+        /// The tool to generate cases for (`None`: every listed tool).
         tool: Option<String>,
         /// Valid cases (`None`: the scenario's default).
         valid: Option<usize>,
         /// Invalid cases (`None`: half of valid).
         invalid: Option<usize>,
     },
-    /// `faults`.
+    /// `faults`: calls under each of a list of upstream faults.
     Faults {
         /// The tool (`None`: every tool that reached the upstream).
         tool: Option<String>,
         /// The faults (`None`: the scenario's default list, on every request).
         faults: Option<Vec<mcp_chaos_faults::ScopedFault>>,
     },
-    /// `probes = true`.
+    /// `probes = true`: the protocol probes.
     Probes,
-    /// `baseline = true`.
+    /// `baseline = true`: one small valid call per listed tool.
     Baseline,
-    /// `chaos = true`.
+    /// `chaos = true`: the transport-chaos probes.
     Chaos,
-    /// `version_probe = true`.
+    /// `version_probe = true`: the version-negotiation probe.
     VersionProbe,
-    /// `wire = true`.
+    /// `wire = true`: the wire phase (`wire_cases` generated frames).
     Wire,
-    /// `campaign = {...}`.
+    /// `campaign = {...}`: the whole `mcp-chaos run` campaign, phases as switched.
     Campaign(CampaignSpec),
 }
 
-/// A validated step.
+/// One `[[step]]` after validation: exactly one [`Action`], its label and expectations.
 #[derive(Debug, Clone)]
 pub struct Step {
-    /// Its label in reports.
+    /// Its label in reports: the step's `name`, else one made from the action (e.g.
+    /// `call weather under not-found`).
     pub label: String,
     /// The 1-based line of its `[[step]]` in the file.
     pub line: usize,
-    /// What it does.
+    /// The step's one action.
     pub action: Action,
     /// What must hold after it.
     pub expect: StepExpect,
-    /// `expect.content_matches`, compiled.
+    /// `expect.content_matches`, compiled (`None` when the step sets none).
     pub content_regex: Option<regex::Regex>,
 }
 
-/// A loaded, validated scenario.
+/// A loaded, validated scenario, as [`load`] and [`parse`] return it.
 #[derive(Debug, Clone)]
 pub struct Scenario {
     /// The file it came from.
     pub path: PathBuf,
-    /// Its name.
+    /// Its name in reports and baselines: `name`, else the file name without `.toml`.
     pub name: String,
     /// The file as written.
     pub file: ScenarioFile,
-    /// Its steps, validated.
+    /// Its `[[step]]` tables, validated, in file order.
     pub steps: Vec<Step>,
     /// The default fault list (`[upstream] faults`, else the catalog).
     pub faults: Vec<mcp_chaos_faults::Fault>,
@@ -555,10 +557,14 @@ pub fn column_of(text: &str, at: usize) -> usize {
     text.get(start..at).map_or(1, |s| s.chars().count() + 1)
 }
 
-/// Reads and validates the scenario at `path`. Errors name the file and line: TOML syntax,
-/// unknown keys, wrong types, a step without exactly one action, an unknown invariant or fault
-/// name, a bad regular expression, `call`-only expectations on another step, `[server]`
-/// without exactly one of `stdio`/`http`.
+/// Reads and validates the scenario at `path`.
+///
+/// # Errors
+///
+/// [`LoadError`] if the file cannot be read, or any error of [`parse`]. Errors name the file
+/// and line: TOML syntax, unknown keys, wrong types, a step without exactly one action, an
+/// unknown invariant or fault name, a bad regular expression, `call`-only expectations on
+/// another step, `[server]` without exactly one of `stdio`/`http`.
 pub fn load(path: &Path) -> Result<Scenario, LoadError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| LoadError(format!("{}: cannot read: {e}", path.display())))?;
@@ -566,6 +572,11 @@ pub fn load(path: &Path) -> Result<Scenario, LoadError> {
 }
 
 /// Parses and validates scenario `text` (read from `path`, which names it in errors).
+///
+/// # Errors
+///
+/// [`LoadError`], as `path:line[:column]: message`, on invalid TOML or a scenario that fails
+/// validation (see [`load`]).
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
     let shown = path.display();
     let file: ScenarioFile = toml::from_str(text).map_err(|e| {
@@ -894,7 +905,12 @@ pub fn json_schema() -> Value {
 
 /// Scenario files under `paths`, sorted: a file is taken as given; a folder is searched
 /// recursively for `*.toml` files other than `baseline.toml` (the baseline's conventional
-/// name). Errors on a path that does not exist.
+/// name).
+///
+/// # Errors
+///
+/// [`LoadError`] if a path is neither a file nor a folder (e.g. does not exist), or a folder
+/// cannot be read.
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     let mut out = Vec::new();
     for p in paths {

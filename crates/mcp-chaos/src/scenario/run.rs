@@ -88,7 +88,9 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Runs one scenario.
+/// Runs one scenario: starts its server, plays its steps in order, and returns its report
+/// (status [`ScenarioStatus::Error`] when it could not be carried out). `on_event` sees
+/// [`SuiteEvent::Started`] first and [`SuiteEvent::Finished`] last.
 pub async fn run_scenario(
     scenario: &Scenario,
     options: &SuiteOptions,

@@ -25,7 +25,8 @@ pub enum Probe {
     Initialized,
     /// `server/discover` (2026-07-28), which replaces `initialize`.
     Discover,
-    /// A `tools/list` page.
+    /// A `tools/list` request for one page (`server/tools` §Listing Tools; pagination by
+    /// `cursor`).
     ToolsList,
     /// `ping` (or `server/discover` in 2026-07-28), sent to check that the server is alive.
     Liveness,
@@ -50,12 +51,12 @@ pub enum Probe {
     },
     /// `tools/call` of a tool name the server did not list.
     UnknownTool {
-        /// The name used.
+        /// The made-up tool name sent in `params.name`.
         name: String,
     },
     /// A request for a method no MCP version defines.
     UnknownMethod {
-        /// The method used.
+        /// The made-up method name sent (owed JSON-RPC -32601, method not found).
         method: String,
     },
     /// A frame that is not JSON.
@@ -120,9 +121,9 @@ pub enum Probe {
     Pipelined,
     /// A request written a few bytes at a time.
     SplitWrites,
-    /// A large request.
+    /// A large request: a liveness request padded in `_meta` to a given size.
     LargeRequest {
-        /// Its size in bytes.
+        /// The whole frame's size, in bytes.
         bytes: usize,
     },
     /// A frame of the wire phase, drawn by [`crate::fuzz::Request::live`]: a message of the
@@ -178,6 +179,13 @@ impl LifecycleState {
             LifecycleState::Reinitialize => "after the handshake",
         }
     }
+}
+
+/// The near-miss part of a [`Probe::Wire`] frame's `what` (`invalid UTF-8` of `tools/call
+/// with invalid UTF-8`, as `fuzz::Request::describe` writes it), or the whole text for a
+/// valid frame: what the wire phase's findings are grouped by.
+pub fn wire_kind(what: &str) -> &str {
+    what.split_once(" with ").map_or(what, |(_, kind)| kind)
 }
 
 impl Probe {
@@ -300,7 +308,7 @@ pub enum HttpProbe {
 }
 
 impl HttpProbe {
-    /// A short label.
+    /// The probe's name in reports, e.g. `foreign Origin` (shown as `HTTP: foreign Origin`).
     pub fn label(self) -> &'static str {
         match self {
             HttpProbe::BadVersionHeader => "unsupported MCP-Protocol-Version header",
@@ -321,7 +329,7 @@ pub enum Expect {
     /// A response with this id. `or_null`: an error response with a null or absent id also
     /// counts (the request was invalid, so its id may not have been readable).
     Response {
-        /// The id.
+        /// The JSON-RPC `id` of the request sent, which the response must echo.
         id: RequestId,
         /// Whether a null/absent-id error response also answers it.
         or_null: bool,
@@ -341,11 +349,12 @@ pub enum Expect {
 pub struct Received {
     /// Milliseconds since the exchange started.
     pub at_ms: u64,
-    /// What arrived.
+    /// What arrived: a frame, or a transport event (EOF, exit, HTTP info, counts).
     pub item: ReceivedItem,
 }
 
-/// What arrived.
+/// One thing received during an exchange: a frame, or what the transport observed about the
+/// server (oversize, noise, EOF, exit, HTTP status, flood, dropped counts).
 #[derive(Debug, Clone)]
 pub enum ReceivedItem {
     /// A frame, whatever it is (response, notification, server request, batch, or garbage).
@@ -354,7 +363,7 @@ pub enum ReceivedItem {
     Oversize {
         /// Bytes seen when the limit was passed (at least this many).
         len: usize,
-        /// Its first bytes.
+        /// The first bytes of the frame (at most 256), for the report.
         head: Vec<u8>,
         /// What grew past the limit.
         what: crate::transport::Oversized,
@@ -362,9 +371,9 @@ pub enum ReceivedItem {
     /// Noise lines on stdout that were counted, not kept (see
     /// [`crate::transport::TransportEvent::Noise`]).
     Noise {
-        /// How many lines.
+        /// How many non-JSON lines were dropped since the last count.
         lines: usize,
-        /// Their size in bytes.
+        /// Their total size, in bytes.
         bytes: usize,
     },
     /// The server closed its output.
@@ -422,7 +431,7 @@ pub enum Retry {
 /// One request the server made to the fake upstream during an exchange.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct UpstreamHit {
-    /// HTTP method.
+    /// The HTTP method of the request, e.g. `GET` or `CONNECT`.
     pub method: String,
     /// Path and query (or `host:port` for CONNECT).
     pub target: String,
@@ -500,7 +509,7 @@ pub struct Exchange {
     pub probe: Probe,
     /// The bytes sent (one frame, newline included).
     pub sent: Vec<u8>,
-    /// What was awaited.
+    /// What the session waited for: a response to a given id, or a fenced window.
     pub expect: Expect,
     /// Everything received while the exchange was open, in arrival order, except the fence's
     /// own response. The first [`Exchange::preceding`] items arrived before the frame was sent

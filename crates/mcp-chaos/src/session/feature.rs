@@ -9,7 +9,7 @@ use serde_json::Value;
 pub enum FeatureProbe {
     /// One page of a list: `resources/list`, `resources/templates/list` or `prompts/list`.
     ListPage {
-        /// The list method.
+        /// The list method: `resources/list`, `resources/templates/list` or `prompts/list`.
         method: &'static str,
         /// The page's number, from 1.
         page: usize,
@@ -21,9 +21,9 @@ pub enum FeatureProbe {
     },
     /// A list request with a cursor the server never issued (SHOULD get -32602).
     InvalidCursor {
-        /// The list method.
+        /// The list method the cursor was sent to.
         method: &'static str,
-        /// The cursor sent.
+        /// The made-up cursor sent in `params.cursor`.
         cursor: String,
         /// Whether the server paginated this list (gave a `nextCursor`): one that never does
         /// may ignore a cursor.
@@ -31,19 +31,19 @@ pub enum FeatureProbe {
     },
     /// `resources/read` of a listed resource, or of a URI expanded from a listed template.
     Read {
-        /// The URI.
+        /// The URI read: a listed resource's `uri`, or one expanded from a template.
         uri: String,
         /// The template it was expanded from, if any.
         template: Option<String>,
     },
     /// `resources/read` of a URI the server did not list and no template of it matches.
     ReadUnknown {
-        /// The URI.
+        /// The made-up URI read (`server/resources` §Error Handling: owed an error).
         uri: String,
     },
     /// `prompts/get` of a listed prompt with generated arguments.
     GetPrompt {
-        /// The prompt.
+        /// The listed prompt's `name`.
         name: String,
         /// The arguments sent (a string per argument).
         arguments: Value,
@@ -53,45 +53,46 @@ pub enum FeatureProbe {
     /// `prompts/get` of a listed prompt without one of its required arguments (SHOULD get
     /// -32602).
     PromptMissingArgument {
-        /// The prompt.
+        /// The listed prompt's `name`.
         name: String,
         /// The required argument left out.
         argument: String,
-        /// The arguments sent.
+        /// The arguments sent (an object, a string per argument, without `argument`).
         arguments: Value,
     },
     /// `prompts/get` of a prompt the server did not list (SHOULD get -32602).
     UnknownPrompt {
-        /// The name used.
+        /// The made-up prompt name sent in `params.name`.
         name: String,
     },
     /// `completion/complete` of a listed prompt's argument or a listed template's variable.
     Complete {
         /// The `ref` sent (`ref/prompt` or `ref/resource`).
         reference: Value,
-        /// The argument completed.
+        /// The name of the argument (or template variable) completed, sent as
+        /// `argument.name`.
         argument: String,
     },
     /// `completion/complete` whose `ref/prompt` names no listed prompt (SHOULD get -32602).
     CompleteUnknownPrompt {
-        /// The name used.
+        /// The made-up prompt name sent as `ref.name`.
         name: String,
     },
     /// `logging/setLevel` with one of the eight levels (a server with `logging` accepts it).
     SetLevel {
-        /// The level.
+        /// The level sent, one of the RFC 5424 eight (`debug` … `emergency`).
         level: &'static str,
     },
     /// `logging/setLevel` with a level that is none of the eight (SHOULD get -32602).
     InvalidLevel {
-        /// The level sent.
+        /// The made-up level string sent.
         level: &'static str,
     },
     /// `resources/subscribe` (or `resources/unsubscribe`) of a URI, where the server advertises
     /// `resources.subscribe` (up to 2025-11-25): a listed resource owes a result, an unknown
     /// URI an error.
     Subscribe {
-        /// The URI.
+        /// The URI sent in `params.uri`.
         uri: String,
         /// `resources/unsubscribe` rather than `resources/subscribe`.
         unsubscribe: bool,
@@ -101,7 +102,7 @@ pub enum FeatureProbe {
     },
     /// A request of a method behind a capability the server did not advertise (owes -32601).
     Gated {
-        /// The method.
+        /// The method sent, e.g. `prompts/list` to a server without `prompts`.
         method: &'static str,
         /// The capability (a key of `ServerCapabilities`) it needs.
         capability: &'static str,

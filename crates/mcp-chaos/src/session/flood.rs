@@ -25,6 +25,7 @@
 //! every threshold: 2 000 notifications or 200 requests in 2 s, each at 100 (notifications)
 //! or 20 (requests) times the client's own request rate.
 
+pub use mcp_chaos_model::report::Dropped;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -67,7 +68,7 @@ pub enum FloodKind {
 /// which the threshold was crossed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Flood {
-    /// What flooded.
+    /// What flooded: notifications, or server-to-client requests.
     pub kind: FloodKind,
     /// Messages of that kind in the window when the threshold was crossed.
     pub count: u64,
@@ -94,34 +95,6 @@ impl Flood {
     /// The rate in the window, in messages per second.
     pub fn per_second(&self) -> u64 {
         self.count * 1000 / self.elapsed_ms.max(1)
-    }
-}
-
-/// What an exchange did not keep or answer, by kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct Dropped {
-    /// Notifications counted but not kept (over [`KEPT_PER_EXCHANGE`]).
-    pub notifications: u64,
-    /// Server-to-client requests counted but not kept.
-    pub requests: u64,
-    /// Server-to-client requests left unanswered because of the rate limit.
-    pub throttled: u64,
-    /// Replies to server-to-client requests dropped because the write queue was full.
-    pub unanswered: u64,
-}
-
-impl Dropped {
-    /// Whether nothing was dropped.
-    pub fn is_empty(&self) -> bool {
-        *self == Dropped::default()
-    }
-
-    /// Adds `other`'s counts to these.
-    pub fn add(&mut self, other: &Dropped) {
-        self.notifications += other.notifications;
-        self.requests += other.requests;
-        self.throttled += other.throttled;
-        self.unanswered += other.unanswered;
     }
 }
 

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 pub use exchange::{
     Exchange, Expect, FaultContext, HttpProbe, LifecycleState, Outcome, Probe, Received,
-    ReceivedItem, Retry, UpstreamHit,
+    ReceivedItem, Retry, UpstreamHit, wire_kind,
 };
 pub use feature::FeatureProbe;
 pub use many::{Action, Outgoing};
@@ -110,9 +110,11 @@ pub struct Negotiated {
     /// The version the rest of the run is judged by: the answered one if mcp-chaos knows it,
     /// otherwise the requested one.
     pub version: ProtocolVersion,
-    /// The server's `serverInfo`.
+    /// The server's `serverInfo` (an MCP `Implementation`, `{"name", "version", ...}`) as
+    /// answered (from `_meta` for `server/discover`); `Null` when absent.
     pub server_info: Value,
-    /// The server's `capabilities`.
+    /// The server's `capabilities` object as answered (`basic/lifecycle` §Capability
+    /// Negotiation); `Null` when absent.
     pub capabilities: Value,
 }
 
@@ -122,7 +124,7 @@ pub enum InitError {
     /// The server exited or closed stdout before answering `initialize`.
     #[error("the server exited before answering initialize ({status}){stderr}")]
     Exited {
-        /// How it exited.
+        /// How it ended, e.g. `exit code 1`, `killed by signal 9` or `closed stdout`.
         status: String,
         /// Its stderr, formatted for the message.
         stderr: String,
@@ -138,9 +140,9 @@ pub enum InitError {
     /// The server answered `initialize` with an error.
     #[error("the server rejected initialize: error {code}: {message}")]
     Rejected {
-        /// The error code.
+        /// The JSON-RPC `error.code` of the answer (e.g. -32602).
         code: i64,
-        /// The error message.
+        /// The JSON-RPC `error.message` of the answer.
         message: String,
     },
     /// The answer is not a usable `InitializeResult`.
@@ -155,7 +157,7 @@ pub enum InitError {
         "the server answered initialize with HTTP {status}, a redirect to {location}; mcp-chaos does not follow redirects: point --http at the endpoint itself"
     )]
     Redirected {
-        /// The 3xx status.
+        /// The HTTP status code (300–399).
         status: u16,
         /// The `Location` header, quoted as an excerpt, or "(no Location)".
         location: String,
@@ -288,7 +290,8 @@ impl Session {
         }
     }
 
-    /// The client configuration.
+    /// The configuration the session was opened with (deadline, version, grace, ...), with
+    /// any later [`Session::set_grace`] applied.
     pub fn config(&self) -> &ClientConfig {
         &self.config
     }
@@ -312,7 +315,7 @@ impl Session {
         self.negotiated.as_ref()
     }
 
-    /// A fresh request id.
+    /// A fresh numeric request id: the session hands out 1, 2, 3, ... in order.
     pub fn next_id(&mut self) -> RequestId {
         let id = RequestId::from(self.next_id);
         self.next_id += 1;

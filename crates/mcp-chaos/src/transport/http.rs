@@ -112,8 +112,12 @@ fn body_json(body: &[u8]) -> Option<Value> {
 
 /// `url` parsed, if mcp-chaos may talk to it: its host is loopback (`localhost`,
 /// 127.0.0.0/8, `::1`) unless `allow_remote` (`--allow-remote`). The one place this rule
-/// lives: the command line, scenario files and the transport all ask it. Errors: why not,
-/// as a sentence (the URL does not parse; the host is not loopback).
+/// lives: the command line, scenario files and the transport all ask it.
+///
+/// # Errors
+///
+/// Why not, as a sentence: the URL does not parse, or its host is not loopback (and
+/// `allow_remote` is false).
 pub fn loopback_url(url: &str, allow_remote: bool) -> Result<reqwest::Url, String> {
     let parsed = reqwest::Url::parse(url).map_err(|e| e.to_string())?;
     let host = parsed.host_str().unwrap_or_default();
@@ -178,7 +182,8 @@ impl HttpTransport {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The endpoint URL.
+    /// The MCP endpoint URL that frames are POSTed to, as parsed (e.g.
+    /// `http://127.0.0.1:3001/mcp`).
     pub fn url(&self) -> &str {
         self.url.as_str()
     }
@@ -413,7 +418,7 @@ impl HttpTransport {
     }
 
     /// The next event, or `None` when nothing arrives before `until`. At `until`, what the
-    /// server had already sent is read first (see [`super::late`]).
+    /// server had already sent is read first (see `super::late`).
     pub async fn recv(&mut self, until: Instant) -> Option<TransportEvent> {
         match tokio::time::timeout_at(until.into(), self.events.recv()).await {
             Ok(event) => event,

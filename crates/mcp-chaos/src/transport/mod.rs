@@ -49,7 +49,8 @@ pub const DEFAULT_STDERR_BYTES: usize = 64 * 1024;
 /// Something that happened on the transport.
 #[derive(Debug, Clone)]
 pub enum TransportEvent {
-    /// A complete frame.
+    /// A complete frame (one stdio line, or one HTTP/SSE message), classified, with the time
+    /// it was read.
     Frame(Frame),
     /// A frame larger than the limit, judged as its bytes arrive: the event comes as soon as
     /// the limit is passed (not at the end of the frame, which may never come), and the rest
@@ -77,14 +78,14 @@ pub enum TransportEvent {
     },
     /// The server closed its output (stdout EOF).
     Closed {
-        /// When.
+        /// When the end of output was seen.
         at: Instant,
     },
     /// The server process exited.
     Exited {
-        /// When.
+        /// When the exit was seen.
         at: Instant,
-        /// How.
+        /// How it ended: an exit code, a signal, or unknown.
         status: ExitKind,
     },
     /// An HTTP request finished (its frames, if any, came before this event).
@@ -123,7 +124,7 @@ pub enum StartError {
     Spawn {
         /// The program, as named in the command line.
         program: String,
-        /// The OS error.
+        /// The OS error from spawning (e.g. `NotFound` when the program is not on `PATH`).
         source: std::io::Error,
     },
     /// The server URL is unusable.
@@ -137,9 +138,9 @@ pub enum StartError {
     /// The started server exited before its port opened.
     #[error("the server exited ({status}) before its port opened{}", tail(log))]
     Exited {
-        /// How it exited.
+        /// How it ended, e.g. `exit code 1` or `killed by signal 9`.
         status: String,
-        /// Its output.
+        /// The newest stderr (and unread stdout) output, lossily decoded.
         log: String,
     },
     /// The started server's port did not open in time.
@@ -152,7 +153,7 @@ pub enum StartError {
         port: u16,
         /// How long mcp-chaos waited for the port, in ms.
         timeout_ms: u64,
-        /// The server's output.
+        /// The newest stderr (and unread stdout) output, lossily decoded.
         log: String,
     },
 }

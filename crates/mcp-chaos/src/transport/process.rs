@@ -227,7 +227,7 @@ impl ServerProcess {
     }
 
     /// Waits up to `within` for the process to exit (an exit that happened within it but was
-    /// not yet seen counts: the exit watcher gets its turn first, as in [`super::late`]).
+    /// not yet seen counts: the exit watcher gets its turn first, as in `super::late`).
     pub async fn wait_exit(&self, within: Duration) -> Option<ExitKind> {
         let mut exit = self.exit.clone();
         if let Ok(Ok(exited)) = tokio::time::timeout(within, exit.wait_for(Option::is_some)).await {

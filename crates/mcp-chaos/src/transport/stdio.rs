@@ -50,7 +50,7 @@ const WRITE_COALESCE_BYTES: usize = 64 * 1024;
 pub struct StdioConfig {
     /// The program to run (looked up on `PATH`).
     pub program: String,
-    /// Its arguments.
+    /// Its arguments, passed as given (no shell, no expansion).
     pub args: Vec<String>,
     /// Extra environment variables, added to the inherited environment (later entries win).
     pub env: Vec<(String, String)>,
@@ -250,7 +250,7 @@ impl StdioTransport {
     }
 
     /// The next event, or `None` when nothing arrives before `until` or nothing more can arrive.
-    /// At `until`, what the server had already written is read first (see [`super::late`]).
+    /// At `until`, what the server had already written is read first (see `super::late`).
     pub async fn recv(&mut self, until: Instant) -> Option<TransportEvent> {
         match tokio::time::timeout_at(until.into(), self.events.recv()).await {
             Ok(event) => event.map(Read::event),
