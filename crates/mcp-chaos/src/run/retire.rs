@@ -36,8 +36,9 @@ impl Campaign<'_> {
         };
         let stderr = session.stderr_tail();
         let outcome = session.shutdown().await;
-        if let Some(f) = oracle::stdin_eof::check(&self.context(), &outcome, grace, &stderr) {
-            self.shared.set_eof_ignored();
+        if let Some(f) = oracle::stdin_eof::check(&self.context(), &outcome, grace, &stderr)
+            && self.shared.set_eof_ignored()
+        {
             self.add(vec![f]);
         }
     }

@@ -123,8 +123,11 @@ impl<'a> Shared<'a> {
         self.eof_ignored.get()
     }
 
-    /// Remembers that a stdio server of the run ignored its stdin closing.
-    pub(super) fn set_eof_ignored(&self) {
-        self.eof_ignored.set(true);
+    /// Remembers that a stdio server of the run ignored its stdin closing; returns whether
+    /// this is the first time (two sessions that end at once, the main one and the one running
+    /// the tool calls beside it, may both have waited on a server ignoring EOF: only the first
+    /// reports it).
+    pub(super) fn set_eof_ignored(&self) -> bool {
+        !self.eof_ignored.replace(true)
     }
 }
