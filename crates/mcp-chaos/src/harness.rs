@@ -235,7 +235,7 @@ impl Harness {
             invariants,
             seed,
         } = launch;
-        // As the CLI's campaign does: injectors first, then their URLs and the secrets in the
+        // As a run's campaign (`run::Campaign`) does: injectors first, then their URLs and the secrets in the
         // server's environment; the canaries and the secrets are what the leak oracle looks for.
         let injectors = if plan.is_active() {
             Some(runtime.block_on(Injectors::start(&plan, seed))?)
@@ -405,7 +405,7 @@ impl Harness {
         let Some(mut session) = slot.take() else {
             return Vec::new();
         };
-        // As the CLI's `Campaign::call` and `step`: install, mark, call, attribute, heal.
+        // As the campaign's `Campaign::call` and `step` (`run/`): install, mark, call, attribute, heal.
         let healthy = ScopedFault::healthy();
         let served = self.injectors.as_ref().map(|_| fault.unwrap_or(&healthy));
         if let (Some(inj), Some(fault)) = (&self.injectors, fault) {
@@ -457,7 +457,7 @@ impl Harness {
     }
 
     /// Replaces the secrets (and credentials the oracle uncovered) in `findings`, as the
-    /// CLI's report does.
+    /// report of a run does.
     fn redact(&self, mut findings: Vec<Finding>) -> Vec<Finding> {
         let mut secrets = self.secrets.clone();
         for f in &mut findings {

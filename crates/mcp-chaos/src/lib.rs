@@ -12,7 +12,8 @@
 //!   frames, a total parser; what a correct server owes each frame, [`wire::answer`]),
 //!   [`sse`], [`protocol`] (versions and the per-version rule table), [`schema`], [`observed`]
 //!   (what was seen of a server, as data).
-//! - [`finding`], from `mcp-chaos-model`: the invariant catalog and findings.
+//! - [`finding`], from `mcp-chaos-model`: the invariant catalog and findings (the model's
+//!   report types are re-exported by [`run`] and [`scenario`]).
 //! - [`transport`]: bytes in, frames out; process trees; deadlines. Knows nothing of MCP rules.
 //! - [`session`]: the MCP lifecycle, request ids, fences, answers to server-to-client requests;
 //!   every send becomes an [`session::Exchange`].
