@@ -8,7 +8,7 @@ use mcp_chaos::finding::{Finding, Severity};
 use mcp_chaos::harness::{ExchangeView, Invariant, USER_CODE};
 use mcp_chaos::strategies::{self, ScopedFault};
 use mcp_chaos::{Harness, Tool};
-use mcp_chaos_tests::{fixture_command, workspace_bin};
+use mcp_chaos_tests::fixture_command;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
 use serde_json::Value;
@@ -221,7 +221,7 @@ fn proptest_finds_and_shrinks_a_planted_crash() {
 /// The example under crates/mcp-chaos/examples runs against the fixture and exits 0.
 #[test]
 fn example_check_server_runs_clean_on_the_fixture() {
-    let example = workspace_bin("mcp-chaos", "mcp-chaos")
+    let example = mcp_chaos_tests::fixture()
         .parent()
         .expect("a target folder")
         .join("examples")
